@@ -1,0 +1,55 @@
+# gpusort: PGXS build.
+#
+# src/*.c are compiled with PostgreSQL's own flags.  When nvcc is found
+# ($(CUDA_HOME)/bin/nvcc, CUDA_HOME defaulting to /usr/local/cuda), cuda/*.cu
+# are compiled for sm_90 (plus PTX for newer GPUs) and the CUDA runtime is
+# linked statically, so that the same gpusort.so loads, and falls back to its
+# CPU engine, on a machine that has no GPU or driver.  `make USE_CUDA=0` builds
+# a CPU-only extension even where nvcc exists.
+
+MODULE_big = gpusort
+EXTENSION  = gpusort
+DATA       = $(wildcard sql/gpusort--*.sql)
+PGFILEDESC = "gpusort - GPU sorting for PostgreSQL"
+
+SRCS = $(wildcard src/*.c)
+OBJS = $(SRCS:.c=.o)
+
+# pg_regress suite: sql/<name>.sql against expected/<name>.out, run by
+# test/run.sh against a server it starts itself.
+REGRESS = $(patsubst sql/%.sql,%,$(filter-out sql/gpusort--%,$(sort $(wildcard sql/[0-9]*.sql))))
+REGRESS_OPTS = --inputdir=. --load-extension=gpusort
+
+# Debian's PGXS wants LLVM bitcode for every object and has no rule for .cu.
+override with_llvm = no
+
+CUDA_HOME ?= /usr/local/cuda
+NVCC      ?= $(CUDA_HOME)/bin/nvcc
+USE_CUDA  ?= $(shell test -x $(NVCC) && echo 1 || echo 0)
+CUDA_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+
+ifeq ($(USE_CUDA),1)
+CU_SRCS  = $(wildcard cuda/*.cu)
+OBJS    += $(CU_SRCS:.cu=.o)
+PG_CPPFLAGS += -DGPUSORT_USE_CUDA
+SHLIB_LINK  += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++
+endif
+
+PG_CPPFLAGS += -I$(srcdir)/src -I$(srcdir)/cuda
+PG_CFLAGS   += -std=gnu11
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+NVCCFLAGS ?= -O3 -std=c++17 $(CUDA_ARCH) -Xcompiler -fPIC -Xcompiler -fvisibility=hidden \
+             --expt-relaxed-constexpr -lineinfo
+
+cuda/%.o: cuda/%.cu $(wildcard cuda/*.h) $(wildcard cuda/*.cuh)
+	$(NVCC) $(NVCCFLAGS) -Isrc -Icuda -c $< -o $@
+
+$(OBJS): $(wildcard src/*.h) $(wildcard cuda/*.h)
+
+.PHONY: test
+test:
+	test/run.sh

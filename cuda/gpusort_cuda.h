@@ -1,0 +1,122 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpusort_cuda.h
+ *	  C interface of the CUDA engine (cuda/*.cu), as seen from src/.
+ *
+ * The CUDA side knows nothing of PostgreSQL: it never pallocs, never
+ * ereports and never longjmps.  Every function reports failure by returning
+ * a non-zero code and writing a message into the caller's errbuf; the caller
+ * (src/engine_gpu.c) turns that into a fallback to the CPU engine.
+ *
+ * Records.  A sort receives n key-index records.  The key of a record is
+ * key_words 64-bit words, word 0 the most significant, compared as unsigned
+ * integers; the index of a record is its position in the input stream
+ * (0 .. n-1), implicit, never shipped.  The result is the permutation of
+ * indexes sorted by (key, index): ties keep input order, so the output is
+ * exactly that of the CPU engine (src/cpu_radix.c).
+ *
+ * Keys arrive in chunks of chunk_records records (a power of two) written by
+ * the caller into pinned host buffers that this side hands out; a chunk is
+ * submitted as soon as it is full, so the transfer and the tile sorts
+ * overlap with the production of the next chunk.  Chunk buffers stay valid
+ * and unchanged until gscuda_sort_end(): the caller reads keys back from
+ * them for its tie-resolution pass.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUSORT_CUDA_H
+#define GPUSORT_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GSCUDA_MAX_KEY_WORDS 4
+
+/* Which GPU algorithm sorts the records. */
+typedef enum GsCudaAlgorithm
+{
+	GSCUDA_ALGO_AUTO = 0,		/* the faster one for the key width */
+	GSCUDA_ALGO_BUCKET,			/* deterministic sample sort (GPU BUCKET SORT) */
+	GSCUDA_ALGO_RADIX			/* CUB DeviceRadixSort */
+} GsCudaAlgorithm;
+
+/* What a finished sort reports, for EXPLAIN ANALYZE. */
+typedef struct GsCudaStats
+{
+	char		algorithm[32];	/* "bucket sort", "radix sort", "presorted", ... */
+	double		h2d_ms;			/* host-to-device copies (sum of chunk copies) */
+	double		sort_ms;		/* kernels after the last chunk arrived */
+	double		d2h_ms;			/* permutation copy back */
+	size_t		device_bytes;	/* peak GPU memory held by this sort */
+	int			presorted;		/* 1: input already in order, 2: exactly reversed */
+} GsCudaStats;
+
+/* Fault injection points, for tests (issue: reliability). */
+typedef enum GsCudaFault
+{
+	GSCUDA_FAULT_NONE = 0,
+	GSCUDA_FAULT_INIT,
+	GSCUDA_FAULT_ALLOC,
+	GSCUDA_FAULT_H2D,
+	GSCUDA_FAULT_LAUNCH,
+	GSCUDA_FAULT_KERNEL,
+	GSCUDA_FAULT_D2H
+} GsCudaFault;
+
+typedef struct GsCudaSort GsCudaSort;
+
+/*
+ * Initialize CUDA in this process (once; later calls return the cached
+ * answer) and describe the device that sorts will use.  Returns 0 if a usable
+ * GPU exists.  Never call this in the postmaster.
+ */
+extern int	gscuda_init(int device, char *name, size_t namelen,
+						size_t *free_bytes, size_t *total_bytes,
+						char *errbuf, size_t errlen);
+
+/* Number of CUDA devices, or -1 with errbuf filled (initializes CUDA). */
+extern int	gscuda_device_count(char *errbuf, size_t errlen);
+
+/* Arm one fault for the next sort (GSCUDA_FAULT_NONE disarms). */
+extern void gscuda_set_fault(GsCudaFault fault);
+
+/*
+ * Start a sort of records of key_words words (1..4).  expected_records is a
+ * hint for preallocation (0 if unknown).  mem_limit caps the GPU memory this
+ * sort may take (0: no cap beyond what is free).
+ */
+extern GsCudaSort *gscuda_sort_begin(int key_words, size_t chunk_records,
+									 size_t expected_records,
+									 GsCudaAlgorithm algorithm,
+									 size_t mem_limit,
+									 char *errbuf, size_t errlen);
+
+/* Pinned host buffer for chunk chunkno (chunk_records * key_words words). */
+extern uint64_t *gscuda_sort_chunk(GsCudaSort *sort, size_t chunkno,
+								   char *errbuf, size_t errlen);
+
+/* Ship chunk chunkno holding nrecords records (asynchronous). */
+extern int	gscuda_sort_submit(GsCudaSort *sort, size_t chunkno, size_t nrecords,
+							   char *errbuf, size_t errlen);
+
+/*
+ * Sort all submitted records (nrecords in all, chunks 0..k-1 full but the
+ * last) and return the permutation through *perm: nrecords indexes in a
+ * buffer owned by the sort, valid until gscuda_sort_end().
+ */
+extern int	gscuda_sort_finish(GsCudaSort *sort, size_t nrecords,
+							   const uint32_t **perm, GsCudaStats *stats,
+							   char *errbuf, size_t errlen);
+
+/* Release everything the sort holds (GPU and pinned memory); NULL is fine. */
+extern void gscuda_sort_end(GsCudaSort *sort);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* GPUSORT_CUDA_H */

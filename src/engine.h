@@ -1,0 +1,79 @@
+/*-------------------------------------------------------------------------
+ *
+ * engine.h
+ *	  The sort engine interface: what sorts gpusort's key-index records.
+ *
+ * An engine receives n records, each a normalized key of key_words 64-bit
+ * words (keys.h) and an implicit 32-bit index, its position in the input;
+ * it returns the indexes sorted by (key, index).  Keys are written by the
+ * caller straight into chunk buffers that the engine hands out (pinned host
+ * memory for the GPU engine), and a full chunk is submitted at once, so an
+ * engine may ship and sort it while the executor is still loading tuples.
+ *
+ * Two engines implement it: the CPU engine (engine_cpu.c, a radix sort) and
+ * the GPU engine (engine_gpu.c, over cuda/).  An engine never throws an
+ * error for its own failures (a device error, no memory on the device): it
+ * returns false with a reason, and the caller moves on to the next engine
+ * or to PostgreSQL's tuplesort.  Failures of PostgreSQL itself (out of
+ * memory in palloc, a cancel) are ordinary ereports.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUSORT_ENGINE_H
+#define GPUSORT_ENGINE_H
+
+#include "postgres.h"
+
+#include "keys.h"
+#include "lib/stringinfo.h"
+
+/* records per key chunk: the unit of encoding, of transfer and of pipelining */
+#define GPUSORT_CHUNK_RECORDS	((size_t) 1 << 17)
+
+typedef struct SortEngine SortEngine;
+
+/* What an engine reports for EXPLAIN ANALYZE. */
+typedef struct SortEngineStats
+{
+	char		engine[80];		/* "CPU" or "GPU: <device name>" */
+	char		algorithm[32];	/* "radix sort", "bucket sort", ... */
+	bool		presorted;		/* input was found in order (or reversed) */
+	double		transfer_ms;	/* GPU: host<->device copies */
+	double		device_sort_ms; /* GPU: kernels */
+	Size		device_bytes;	/* GPU memory held at peak */
+	Size		host_bytes;		/* keys, permutation and workspace */
+} SortEngineStats;
+
+typedef struct SortEngineMethods
+{
+	/* a buffer for chunk chunkno's keys, or NULL with *why set */
+	uint64	   *(*chunk) (SortEngine *engine, size_t chunkno, char **why);
+	/* the chunk holds nrecords keys and will not change */
+	bool		(*submit) (SortEngine *engine, size_t chunkno, size_t nrecords,
+						   char **why);
+	/* sort all n records; *perm lives until end */
+	bool		(*sort) (SortEngine *engine, size_t n, uint32 **perm, char **why);
+	/* release everything; the engine is unusable afterwards */
+	void		(*end) (SortEngine *engine);
+} SortEngineMethods;
+
+struct SortEngine
+{
+	const SortEngineMethods *methods;
+	MemoryContext mcxt;			/* where the engine pallocs */
+	KeyStore	keys;			/* chunk pointers, filled by chunk() */
+	size_t		nchunks_alloc;	/* length of keys.chunks */
+	SortEngineStats stats;
+};
+
+extern SortEngine *cpu_engine_begin(MemoryContext mcxt, int key_words);
+extern SortEngine *gpu_engine_begin(MemoryContext mcxt, int key_words,
+									size_t expected_records, char **why);
+extern bool gpu_engine_available(char **why);
+extern bool gpu_engine_initialized(void);
+extern void gpu_engine_describe(StringInfo buf);
+
+/* shared by the engines: make room for chunk pointers up to chunkno */
+extern void engine_reserve_chunk_slot(SortEngine *engine, size_t chunkno);
+
+#endif							/* GPUSORT_ENGINE_H */

@@ -1,0 +1,116 @@
+/*-------------------------------------------------------------------------
+ *
+ * engine_cpu.c
+ *	  The CPU sort engine: key chunks in ordinary memory, sorted by the
+ *	  radix sort of cpu_radix.c.
+ *
+ * It serves when gpusort.engine = cpu, when no GPU is usable, and as the
+ * fallback when the GPU engine fails.  All its memory is palloc'd in the
+ * sort's memory context, so the node's memory accounting sees it and an
+ * error or cancel frees it with the query.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "utils/memutils.h"
+
+#include "cpu_radix.h"
+#include "engine.h"
+
+typedef struct CpuEngine
+{
+	SortEngine	base;
+	uint32	   *perm;
+} CpuEngine;
+
+void
+engine_reserve_chunk_slot(SortEngine *engine, size_t chunkno)
+{
+	if (chunkno < engine->nchunks_alloc)
+		return;
+	if (engine->nchunks_alloc == 0)
+	{
+		engine->nchunks_alloc = Max(16, chunkno + 1);
+		engine->keys.chunks = MemoryContextAllocZero(engine->mcxt,
+													 sizeof(uint64 *) * engine->nchunks_alloc);
+	}
+	else
+	{
+		size_t		newlen = Max(engine->nchunks_alloc * 2, chunkno + 1);
+
+		engine->keys.chunks = repalloc(engine->keys.chunks, sizeof(uint64 *) * newlen);
+		memset(engine->keys.chunks + engine->nchunks_alloc, 0,
+			   sizeof(uint64 *) * (newlen - engine->nchunks_alloc));
+		engine->nchunks_alloc = newlen;
+	}
+}
+
+static uint64 *
+cpu_engine_chunk(SortEngine *engine, size_t chunkno, char **why)
+{
+	Size		bytes = GPUSORT_CHUNK_RECORDS * engine->keys.key_words * sizeof(uint64);
+
+	engine_reserve_chunk_slot(engine, chunkno);
+	if (engine->keys.chunks[chunkno] == NULL)
+	{
+		engine->keys.chunks[chunkno] = MemoryContextAllocHuge(engine->mcxt, bytes);
+		engine->stats.host_bytes += bytes;
+	}
+	return engine->keys.chunks[chunkno];
+}
+
+static bool
+cpu_engine_submit(SortEngine *engine, size_t chunkno, size_t nrecords, char **why)
+{
+	return true;				/* nothing to overlap on the CPU */
+}
+
+static bool
+cpu_engine_sort(SortEngine *engine, size_t n, uint32 **perm, char **why)
+{
+	CpuEngine  *cpu = (CpuEngine *) engine;
+	Size		workspace_bytes = gs_cpu_radix_workspace(n, engine->keys.key_words);
+	void	   *workspace;
+	int			passes;
+
+	cpu->perm = MemoryContextAllocHuge(engine->mcxt, Max(n, 1) * sizeof(uint32));
+	workspace = MemoryContextAllocHuge(engine->mcxt, Max(workspace_bytes, 8));
+	engine->stats.host_bytes += n * sizeof(uint32) + workspace_bytes;
+
+	passes = gs_cpu_radix_sort(engine->keys.chunks, engine->keys.chunk_records,
+							   n, engine->keys.key_words, cpu->perm, workspace);
+	pfree(workspace);
+
+	engine->stats.presorted = (passes == 0);
+	snprintf(engine->stats.algorithm, sizeof(engine->stats.algorithm),
+			 passes == 0 ? "presorted check" : "radix sort (%d passes)", passes);
+	*perm = cpu->perm;
+	return true;
+}
+
+static void
+cpu_engine_end(SortEngine *engine)
+{
+	/* everything is in the sort's memory context, freed with it */
+}
+
+static const SortEngineMethods cpu_engine_methods = {
+	.chunk = cpu_engine_chunk,
+	.submit = cpu_engine_submit,
+	.sort = cpu_engine_sort,
+	.end = cpu_engine_end,
+};
+
+SortEngine *
+cpu_engine_begin(MemoryContext mcxt, int key_words)
+{
+	CpuEngine  *cpu = MemoryContextAllocZero(mcxt, sizeof(CpuEngine));
+
+	cpu->base.methods = &cpu_engine_methods;
+	cpu->base.mcxt = mcxt;
+	cpu->base.keys.chunk_records = GPUSORT_CHUNK_RECORDS;
+	cpu->base.keys.key_words = key_words;
+	strlcpy(cpu->base.stats.engine, "CPU", sizeof(cpu->base.stats.engine));
+	return &cpu->base;
+}

@@ -1,0 +1,155 @@
+/*-------------------------------------------------------------------------
+ *
+ * explain.c
+ *	  EXPLAIN output of Custom Scan (GpuSort).
+ *
+ * Without ANALYZE the node shows its Sort Key exactly as a Sort node would
+ * (COLLATE, DESC, USING and NULLS decorations included), so a plan reads
+ * the same with and without gpusort apart from the node's name.  With
+ * ANALYZE it adds what the sort did: the engine (GPU name, CPU, or
+ * PostgreSQL's tuplesort) and its algorithm, why the GPU was not used when
+ * it was not, the key width, the records and how many of them the
+ * comparator pass ordered, memory, and the time of each phase.  Every item
+ * goes through ExplainProperty*, so TEXT, JSON, YAML and XML all work.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "commands/explain.h"
+#include "nodes/nodeFuncs.h"
+#include "parser/parse_oper.h"
+#include "parser/parsetree.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/ruleutils.h"
+#include "utils/tuplesort.h"
+#include "utils/typcache.h"
+
+#include "gpusort.h"
+
+/*
+ * Append " COLLATE x", " DESC", " USING op" and NULLS placement to a sort
+ * key's text, as EXPLAIN writes them for Sort: each only where it differs
+ * from what the bare expression would mean.
+ */
+static void
+append_sort_options(StringInfo buf, Node *expr, Oid sortop, Oid collation,
+					bool nulls_first)
+{
+	Oid			type = exprType(expr);
+	TypeCacheEntry *tc = lookup_type_cache(type, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+	bool		descending = false;
+
+	if (OidIsValid(collation) && collation != get_typcollation(type))
+	{
+		char	   *name = get_collation_name(collation);
+
+		if (name == NULL)
+			elog(ERROR, "cache lookup failed for collation %u", collation);
+		appendStringInfo(buf, " COLLATE %s", quote_identifier(name));
+	}
+	if (sortop == tc->gt_opr)
+	{
+		appendStringInfoString(buf, " DESC");
+		descending = true;
+	}
+	else if (sortop != tc->lt_opr)
+	{
+		appendStringInfo(buf, " USING %s", get_opname(sortop));
+		(void) get_equality_op_for_ordering_op(sortop, &descending);
+	}
+	if (nulls_first && !descending)
+		appendStringInfoString(buf, " NULLS FIRST");
+	else if (!nulls_first && descending)
+		appendStringInfoString(buf, " NULLS LAST");
+}
+
+static void
+explain_sort_keys(CustomScanState *node, const GpuSortPlanInfo *info,
+				  List *ancestors, ExplainState *es)
+{
+	Plan	   *plan = node->ss.ps.plan;
+	List	   *context;
+	List	   *keys = NIL;
+	bool		useprefix = (list_length(es->rtable) > 1 || es->verbose);
+
+	context = set_deparse_context_plan(es->deparse_cxt, plan, ancestors);
+	for (int i = 0; i < info->numCols; i++)
+	{
+		TargetEntry *tle = get_tle_by_resno(plan->targetlist, info->sortColIdx[i]);
+		StringInfoData buf;
+
+		if (tle == NULL)
+			elog(ERROR, "no tlist entry for key %d", info->sortColIdx[i]);
+		initStringInfo(&buf);
+		appendStringInfoString(&buf, deparse_expression((Node *) tle->expr, context,
+														useprefix, true));
+		append_sort_options(&buf, (Node *) tle->expr, info->sortOperators[i],
+							info->collations[i], info->nullsFirst[i]);
+		keys = lappend(keys, buf.data);
+	}
+	ExplainPropertyList("Sort Key", keys, es);
+}
+
+static void
+explain_ms(const char *label, double ms, ExplainState *es)
+{
+	ExplainPropertyFloat(label, "ms", ms, 3, es);
+}
+
+void
+gpusort_explain_node(CustomScanState *node, const GpuSortPlanInfo *info,
+					 const GpuSortStats *stats, Tuplesortstate *tuplesort,
+					 List *ancestors, ExplainState *es)
+{
+	explain_sort_keys(node, info, ancestors, es);
+
+	if (!es->analyze || stats == NULL)
+		return;
+
+	if (stats->algorithm[0] != '\0')
+		ExplainPropertyText("Sort Engine",
+							psprintf("%s, %s", stats->engine, stats->algorithm), es);
+	else
+		ExplainPropertyText("Sort Engine", stats->engine, es);
+	if (stats->fallback)
+		ExplainPropertyText("Fallback", stats->fallback, es);
+
+	if (tuplesort)
+	{
+		TuplesortInstrumentation ts;
+
+		tuplesort_get_stats(tuplesort, &ts);
+		ExplainPropertyText("Sort Method", tuplesort_method_name(ts.sortMethod), es);
+		ExplainPropertyInteger("Sort Space Used", "kB", ts.spaceUsed, es);
+		ExplainPropertyText("Sort Space Type", tuplesort_space_type_name(ts.spaceType), es);
+	}
+	else
+	{
+		ExplainPropertyInteger("Key Width", "bytes", stats->key_words * 8, es);
+		ExplainPropertyText("Key Kind", stats->exact ? "exact" : "prefix", es);
+		ExplainPropertyInteger("Records", NULL, stats->records, es);
+		ExplainPropertyInteger("Resolved by Comparator", NULL, stats->resolved, es);
+		ExplainPropertyInteger("Memory Used", "kB", (stats->memory + 1023) / 1024, es);
+		if (stats->device_memory > 0)
+			ExplainPropertyInteger("GPU Memory Used", "kB",
+								   (stats->device_memory + 1023) / 1024, es);
+	}
+	if (stats->sorts > 1)
+		ExplainPropertyInteger("Sorts", NULL, stats->sorts, es);
+
+	if (es->timing)
+	{
+		explain_ms("Load Time", stats->load_ms, es);
+		explain_ms("Encode Time", stats->encode_ms, es);
+		explain_ms("Sort Time", stats->sort_ms, es);
+		if (stats->device_memory > 0)
+		{
+			explain_ms("GPU Transfer Time", stats->transfer_ms, es);
+			explain_ms("GPU Kernel Time", stats->device_sort_ms, es);
+		}
+		explain_ms("Resolve Time", stats->resolve_ms, es);
+		explain_ms("Emit Time", stats->emit_ms, es);
+	}
+}

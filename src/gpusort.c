@@ -1,0 +1,243 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpusort.c
+ *	  Module entry point: the gpusort.* settings, the hooks, and the SQL
+ *	  function that describes the build and the GPU.
+ *
+ * _PG_init runs in the postmaster when gpusort is in
+ * shared_preload_libraries, and in a backend on LOAD or
+ * session_preload_libraries.  It only defines settings and installs the
+ * planner hook and the custom scan methods: nothing here touches CUDA, which
+ * is initialized lazily by the first sort that wants the GPU (engine_gpu.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "nodes/pg_list.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+
+#include "engine.h"
+#include "gpusort.h"
+
+PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+#define GPUSORT_VERSION "0.1"
+
+bool		gpusort_enabled = true;
+int			gpusort_min_rows = 100000;
+int			gpusort_engine = GPUSORT_ENGINE_AUTO;
+int			gpusort_key_width = GPUSORT_MAX_KEY_BYTES;
+int			gpusort_max_memory_kb = 2 * 1024 * 1024;	/* 2 GB */
+int			gpusort_gpu_memory_kb = 0;	/* 0: whatever the GPU has free */
+int			gpusort_gpu_algorithm = GPUSORT_ALGO_AUTO;
+int			gpusort_gpu_min_rows = 1000000;
+int			gpusort_gpu_device = 0;
+
+static const struct config_enum_entry engine_options[] = {
+	{"auto", GPUSORT_ENGINE_AUTO, false},
+	{"gpu", GPUSORT_ENGINE_GPU, false},
+	{"cpu", GPUSORT_ENGINE_CPU, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry gpu_algorithm_options[] = {
+	{"auto", GPUSORT_ALGO_AUTO, false},
+	{"bucket", GPUSORT_ALGO_BUCKET, false},
+	{"radix", GPUSORT_ALGO_RADIX, false},
+	{NULL, 0, false}
+};
+
+static bool
+check_key_width(int *newval, void **extra, GucSource source)
+{
+	if (*newval % 8 != 0)
+	{
+		GUC_check_errdetail("gpusort.key_width must be a multiple of 8 bytes.");
+		return false;
+	}
+	return true;
+}
+
+void
+_PG_init(void)
+{
+	DefineCustomBoolVariable("gpusort.enabled",
+							 "Replaces large Sort nodes with GpuSort.",
+							 NULL,
+							 &gpusort_enabled,
+							 true,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpusort.min_rows",
+							"Estimated input rows below which a Sort is left to PostgreSQL.",
+							NULL,
+							&gpusort_min_rows,
+							100000, 0, INT_MAX,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("gpusort.engine",
+							 "What sorts the records: auto (the GPU when one is usable, "
+							 "else plans are left alone), gpu, or cpu.",
+							 NULL,
+							 &gpusort_engine,
+							 GPUSORT_ENGINE_AUTO,
+							 engine_options,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpusort.key_width",
+							"Most bytes of normalized key per record (8, 16, 24 or 32).",
+							"Narrower keys sort faster; columns that do not fit are "
+							"ordered by PostgreSQL's comparators among equal keys.",
+							&gpusort_key_width,
+							GPUSORT_MAX_KEY_BYTES, 8, GPUSORT_MAX_KEY_BYTES,
+							PGC_USERSET, 0,
+							check_key_width, NULL, NULL);
+
+	DefineCustomIntVariable("gpusort.max_memory",
+							"Host memory one GpuSort may hold (tuples, keys, workspace); "
+							"beyond it the sort goes to PostgreSQL's tuplesort, which "
+							"spills to disk.",
+							NULL,
+							&gpusort_max_memory_kb,
+							2 * 1024 * 1024, 1024, MAX_KILOBYTES,
+							PGC_SUSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpusort.gpu_memory",
+							"GPU memory one sort may take; 0 means what the GPU has free.",
+							NULL,
+							&gpusort_gpu_memory_kb,
+							0, 0, MAX_KILOBYTES,
+							PGC_SUSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("gpusort.gpu_algorithm",
+							 "GPU sort algorithm: bucket (deterministic sample sort), "
+							 "radix (CUB), or auto (the faster for the key width).",
+							 NULL,
+							 &gpusort_gpu_algorithm,
+							 GPUSORT_ALGO_AUTO,
+							 gpu_algorithm_options,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpusort.gpu_min_rows",
+							"Rows below which a backend that has not started CUDA yet "
+							"sorts on the CPU rather than pay for starting it.",
+							NULL,
+							&gpusort_gpu_min_rows,
+							1000000, 0, INT_MAX,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpusort.gpu_device",
+							"CUDA device number that sorts run on.",
+							NULL,
+							&gpusort_gpu_device,
+							0, 0, 64,
+							PGC_SUSET, 0,
+							NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("gpusort");
+
+	gpusort_executor_init();
+	gpusort_planner_init();
+}
+
+/*
+ * gpusort_info(): one row describing this build of gpusort and what it sees.
+ * It initializes CUDA in the calling backend (the only way to know).
+ */
+PG_FUNCTION_INFO_V1(gpusort_info);
+Datum
+gpusort_info(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[4];
+	bool		nulls[4] = {false, false, false, false};
+	StringInfoData gpus;
+	char	   *why = NULL;
+	bool		gpu_ok;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	tupdesc = BlessTupleDesc(tupdesc);
+
+	gpu_ok = gpu_engine_available(&why);
+	initStringInfo(&gpus);
+	gpu_engine_describe(&gpus);
+
+	values[0] = CStringGetTextDatum(GPUSORT_VERSION);
+#ifdef GPUSORT_USE_CUDA
+	values[1] = CStringGetTextDatum("CUDA");
+#else
+	values[1] = CStringGetTextDatum("CPU-only");
+#endif
+	values[2] = CStringGetTextDatum(gpu_ok ? "gpu, cpu" : "cpu");
+	values[3] = CStringGetTextDatum(gpus.data);
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/*
+ * GpuSortPlanInfo <-> custom_private: a list of five integer lists, so that
+ * the plan survives copyObject() and nodeToString() for parallel workers.
+ */
+List *
+gpusort_plan_info_to_list(const GpuSortPlanInfo *info)
+{
+	List	   *cols = NIL;
+	List	   *ops = NIL;
+	List	   *colls = NIL;
+	List	   *nulls = NIL;
+
+	for (int i = 0; i < info->numCols; i++)
+	{
+		cols = lappend_int(cols, info->sortColIdx[i]);
+		ops = lappend_oid(ops, info->sortOperators[i]);
+		colls = lappend_oid(colls, info->collations[i]);
+		nulls = lappend_int(nulls, info->nullsFirst[i] ? 1 : 0);
+	}
+	return list_make4(cols, ops, colls, nulls);
+}
+
+void
+gpusort_plan_info_from_list(List *private, GpuSortPlanInfo *info)
+{
+	List	   *cols = linitial(private);
+	List	   *ops = lsecond(private);
+	List	   *colls = lthird(private);
+	List	   *nulls = lfourth(private);
+	int			i;
+	ListCell   *lc;
+
+	info->numCols = list_length(cols);
+	info->sortColIdx = palloc(sizeof(AttrNumber) * info->numCols);
+	info->sortOperators = palloc(sizeof(Oid) * info->numCols);
+	info->collations = palloc(sizeof(Oid) * info->numCols);
+	info->nullsFirst = palloc(sizeof(bool) * info->numCols);
+
+	i = 0;
+	foreach(lc, cols)
+		info->sortColIdx[i++] = (AttrNumber) lfirst_int(lc);
+	i = 0;
+	foreach(lc, ops)
+		info->sortOperators[i++] = lfirst_oid(lc);
+	i = 0;
+	foreach(lc, colls)
+		info->collations[i++] = lfirst_oid(lc);
+	i = 0;
+	foreach(lc, nulls)
+		info->nullsFirst[i++] = lfirst_int(lc) != 0;
+}

@@ -1,0 +1,710 @@
+/*-------------------------------------------------------------------------
+ *
+ * nodeGpuSort.c
+ *	  Executor of Custom Scan (GpuSort): a Sort node whose records are sorted
+ *	  by a sort engine on normalized keys.
+ *
+ * The node behaves as nodeSort.c does, seen from above: on the first fetch
+ * it reads its whole input, sorts it, then returns tuples in order; it
+ * supports rescan (rewinding when its input's parameters have not changed),
+ * backward scan and mark/restore, so it can stand wherever a Sort stood.
+ *
+ * Execution of one sort:
+ *	1. load: each child tuple is copied once, as a MinimalTuple, into an
+ *	   arena of large blocks in the sort's memory context;
+ *	2. encode: every GPUSORT_CHUNK_RECORDS tuples, their normalized keys
+ *	   (keys.c) are written into the engine's next chunk buffer and the chunk
+ *	   is submitted, so the GPU engine transfers and sorts while the child
+ *	   is still producing;
+ *	3. sort: the engine returns the permutation sorted by (key, index);
+ *	4. resolve: runs of equal inexact keys are ordered by PostgreSQL's
+ *	   comparators (tiebreak.c);
+ *	5. emit: tuples are returned straight from the arena in that order.
+ *
+ * Nothing the user can see depends on the engine.  If the GPU engine fails
+ * the records are encoded again for the CPU engine; if the sort would pass
+ * gpusort.max_memory, or there are more rows than 32-bit indexes can
+ * address, the tuples already held go to PostgreSQL's tuplesort, which
+ * reads the rest of the input and spills to disk if it must.  EXPLAIN
+ * ANALYZE says which of these happened and why.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "portability/instr_time.h"
+#include "utils/memutils.h"
+#include "utils/tuplesort.h"
+
+#include "cpu_radix.h"
+#include "engine.h"
+#include "gpusort.h"
+#include "keys.h"
+#include "tiebreak.h"
+
+#define ARENA_MIN_BLOCK		((Size) 256 * 1024)
+#define ARENA_MAX_BLOCK		((Size) 16 * 1024 * 1024)
+
+typedef struct GpuSortState
+{
+	CustomScanState css;
+
+	GpuSortPlanInfo info;
+	bool		random_access;	/* backward scan or mark/restore wanted */
+	SortSupport ssup;			/* comparators, one per ORDER BY column */
+	TupleTableSlot *work_slot;	/* MinimalTuple slot to deform arena tuples */
+
+	/* all memory of one sort; reset when the node sorts again */
+	MemoryContext sortcxt;
+
+	bool		sort_done;
+
+	/* the arena: tuples in load order, the record index is the position */
+	MinimalTuple *tuples;
+	size_t		ntuples;
+	size_t		maxtuples;
+	char	   *block_free;		/* free space in the current block */
+	Size		block_left;
+	Size		next_block_size;
+	Size		arena_bytes;
+
+	/* keys and the engine that sorts them */
+	KeyLayout	layout;
+	SortEngine *engine;
+	size_t		nencoded;		/* records whose keys are in the engine */
+	size_t		nsubmitted;		/* records in submitted chunks */
+	bool		gpu_failed;		/* the GPU engine failed in this sort */
+
+	/* the result: record indexes in order, and the read position */
+	uint32	   *order;
+	int64		pos;			/* last returned, -1 before the first */
+	int64		markpos;
+
+	/* fallback: PostgreSQL's own sort holds the tuples instead */
+	Tuplesortstate *tuplesort;
+
+	GpuSortStats stats;
+} GpuSortState;
+
+static Node *gpusort_create_state(CustomScan *cscan);
+static void gpusort_begin(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *gpusort_exec(CustomScanState *node);
+static void gpusort_end(CustomScanState *node);
+static void gpusort_rescan(CustomScanState *node);
+static void gpusort_mark(CustomScanState *node);
+static void gpusort_restore(CustomScanState *node);
+static void gpusort_explain(CustomScanState *node, List *ancestors,
+							ExplainState *es);
+
+CustomScanMethods gpusort_scan_methods = {
+	.CustomName = GPUSORT_NODE_NAME,
+	.CreateCustomScanState = gpusort_create_state,
+};
+
+static const CustomExecMethods gpusort_exec_methods = {
+	.CustomName = GPUSORT_NODE_NAME,
+	.BeginCustomScan = gpusort_begin,
+	.ExecCustomScan = gpusort_exec,
+	.EndCustomScan = gpusort_end,
+	.ReScanCustomScan = gpusort_rescan,
+	.MarkPosCustomScan = gpusort_mark,
+	.RestrPosCustomScan = gpusort_restore,
+	.ExplainCustomScan = gpusort_explain,
+};
+
+void
+gpusort_executor_init(void)
+{
+	RegisterCustomScanMethods(&gpusort_scan_methods);
+}
+
+static double
+elapsed_ms(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_MILLISEC(now);
+}
+
+static Node *
+gpusort_create_state(CustomScan *cscan)
+{
+	GpuSortState *st = (GpuSortState *) newNode(sizeof(GpuSortState),
+												T_CustomScanState);
+
+	st->css.methods = &gpusort_exec_methods;
+	st->css.flags = cscan->flags;
+	gpusort_plan_info_from_list(cscan->custom_private, &st->info);
+	return (Node *) st;
+}
+
+static void
+gpusort_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	GpuSortState *st = (GpuSortState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	TupleDesc	tupdesc = node->ss.ss_ScanTupleSlot->tts_tupleDescriptor;
+
+	/*
+	 * ExecInitCustomScan gave us a virtual scan slot; we return arena tuples
+	 * without copying them, which needs a MinimalTuple slot.  Our target
+	 * list is the scan tuple itself (planner.c), so the scan slot is also
+	 * the result and no projection was set up over the old slot.
+	 */
+	if (node->ss.ps.ps_ProjInfo != NULL)
+		elog(ERROR, "GpuSort node must not project");
+	ExecInitScanTupleSlot(estate, &node->ss, tupdesc, &TTSOpsMinimalTuple);
+	node->ss.ps.resultops = &TTSOpsMinimalTuple;
+	node->ss.ps.resultopsfixed = true;
+	node->ss.ps.resultopsset = true;
+
+	st->random_access = (eflags & (EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0;
+
+	/* like Sort, we materialize: the child needs no rewind or backward scan */
+	outerPlanState(st) = ExecInitNode(outerPlan(cscan), estate,
+									  eflags & ~(EXEC_FLAG_REWIND |
+												 EXEC_FLAG_BACKWARD |
+												 EXEC_FLAG_MARK));
+
+	st->ssup = palloc0(sizeof(SortSupportData) * st->info.numCols);
+	for (int c = 0; c < st->info.numCols; c++)
+	{
+		SortSupport ssup = &st->ssup[c];
+
+		ssup->ssup_cxt = CurrentMemoryContext;
+		ssup->ssup_collation = st->info.collations[c];
+		ssup->ssup_nulls_first = st->info.nullsFirst[c];
+		ssup->ssup_attno = st->info.sortColIdx[c];
+		ssup->abbreviate = false;
+		PrepareSortSupportFromOrderingOp(st->info.sortOperators[c], ssup);
+	}
+	st->work_slot = MakeSingleTupleTableSlot(tupdesc, &TTSOpsMinimalTuple);
+	st->sortcxt = AllocSetContextCreate(CurrentMemoryContext, "GpuSort",
+										ALLOCSET_DEFAULT_SIZES);
+	st->pos = -1;
+	st->markpos = -1;
+}
+
+/* ---------------------------------------------------------------------
+ * The arena
+ * ---------------------------------------------------------------------
+ */
+
+/* Bytes the sort would hold with n records, keys and sort workspace. */
+static Size
+projected_memory(GpuSortState *st, size_t n)
+{
+	int			words = Max(st->layout.key_words, 1);
+
+	return st->arena_bytes + n * sizeof(MinimalTuple) +
+		n * words * sizeof(uint64) +	/* keys */
+		n * sizeof(uint32) +	/* permutation */
+		gs_cpu_radix_workspace(n, words);
+}
+
+static void *
+arena_alloc(GpuSortState *st, Size len)
+{
+	void	   *p;
+
+	len = MAXALIGN(len);
+	if (len > st->block_left)
+	{
+		Size		block = Max(st->next_block_size, len);
+
+		st->block_free = MemoryContextAllocHuge(st->sortcxt, block);
+		st->block_left = block;
+		st->arena_bytes += block;
+		st->next_block_size = Min(st->next_block_size * 2, ARENA_MAX_BLOCK);
+	}
+	p = st->block_free;
+	st->block_free += len;
+	st->block_left -= len;
+	return p;
+}
+
+/* Copy the slot's tuple into the arena as a MinimalTuple, once. */
+static void
+arena_store(GpuSortState *st, TupleTableSlot *slot)
+{
+	MinimalTuple copy;
+	bool		should_free;
+
+	if (st->ntuples == st->maxtuples)
+	{
+		size_t		newmax = Max(st->maxtuples * 2, 1024);
+
+		if (st->tuples == NULL)
+			st->tuples = MemoryContextAllocHuge(st->sortcxt, newmax * sizeof(MinimalTuple));
+		else
+			st->tuples = repalloc_huge(st->tuples, newmax * sizeof(MinimalTuple));
+		st->maxtuples = newmax;
+	}
+
+	if (TTS_IS_BUFFERTUPLE(slot) || TTS_IS_HEAPTUPLE(slot))
+	{
+		/* a heap tuple is a MinimalTuple behind a longer header */
+		HeapTuple	htup = ExecFetchSlotHeapTuple(slot, false, &should_free);
+		uint32		len = htup->t_len - MINIMAL_TUPLE_OFFSET;
+
+		copy = arena_alloc(st, len);
+		memcpy(copy, (char *) htup->t_data + MINIMAL_TUPLE_OFFSET, len);
+		copy->t_len = len;
+		if (should_free)
+			heap_freetuple(htup);
+	}
+	else
+	{
+		MinimalTuple mtup = ExecFetchSlotMinimalTuple(slot, &should_free);
+
+		copy = arena_alloc(st, mtup->t_len);
+		memcpy(copy, mtup, mtup->t_len);
+		if (should_free)
+			pfree(mtup);
+	}
+	st->tuples[st->ntuples++] = copy;
+}
+
+/* ---------------------------------------------------------------------
+ * Engines and encoding
+ * ---------------------------------------------------------------------
+ */
+
+static void
+add_fallback_reason(GpuSortState *st, const char *why)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(GetMemoryChunkContext(st));
+
+	if (st->stats.fallback == NULL)
+		st->stats.fallback = pstrdup(why);
+	else if (strstr(st->stats.fallback, why) == NULL)
+		st->stats.fallback = psprintf("%s; %s", st->stats.fallback, why);
+	MemoryContextSwitchTo(oldcxt);
+}
+
+/* Pick and start an engine for the current layout. */
+static void
+start_engine(GpuSortState *st)
+{
+	char	   *why = NULL;
+	size_t		expected = Max((size_t) outerPlanState(st)->plan->plan_rows, st->ntuples);
+
+	if (st->engine)
+		st->engine->methods->end(st->engine);
+	st->engine = NULL;
+	st->nencoded = 0;
+	st->nsubmitted = 0;
+
+	if (!st->gpu_failed && st->layout.key_words > 0 &&
+		gpusort_engine != GPUSORT_ENGINE_CPU)
+	{
+		if (gpusort_engine == GPUSORT_ENGINE_AUTO &&
+			!gpu_engine_initialized() && expected < (size_t) gpusort_gpu_min_rows)
+			why = psprintf("%zu rows expected: too few to repay starting CUDA (gpusort.gpu_min_rows)",
+						   expected);
+		else
+			st->engine = gpu_engine_begin(st->sortcxt, st->layout.key_words,
+										  expected, &why);
+		if (st->engine == NULL)
+		{
+			st->gpu_failed = true;
+			add_fallback_reason(st, why);
+		}
+	}
+	if (st->engine == NULL)
+		st->engine = cpu_engine_begin(st->sortcxt, st->layout.key_words);
+}
+
+/* The GPU engine failed: go on with the CPU engine, from the first record. */
+static void
+engine_failed(GpuSortState *st, const char *why)
+{
+	if (st->gpu_failed)				/* the CPU engine does not fail this way */
+		elog(ERROR, "gpusort: CPU engine failed: %s", why);
+	st->gpu_failed = true;
+	add_fallback_reason(st, why);
+	start_engine(st);
+}
+
+/*
+ * Encode the keys of records nencoded .. ntuples-1 into the engine and
+ * submit the chunks that fill up (all of them if final).  A first NULL in a
+ * column whose key had no NULL byte changes the layout: the engine starts
+ * over and every record is encoded again.
+ */
+static void
+encode_records(GpuSortState *st, bool final)
+{
+	const size_t chunk_records = GPUSORT_CHUNK_RECORDS;
+	instr_time	start;
+
+	INSTR_TIME_SET_CURRENT(start);
+	while (st->nencoded < st->ntuples || (final && st->nsubmitted < st->ntuples))
+	{
+		size_t		chunkno = st->nencoded / chunk_records;
+		size_t		chunk_end = Min(st->ntuples, (chunkno + 1) * chunk_records);
+		char	   *why = NULL;
+		uint64	   *keys;
+		bool		relayout = false;
+
+		if (st->nencoded < chunk_end)
+		{
+			keys = st->engine->methods->chunk(st->engine, chunkno, &why);
+			if (keys == NULL)
+			{
+				engine_failed(st, why);
+				continue;
+			}
+			for (size_t i = st->nencoded; i < chunk_end; i++)
+			{
+				ExecStoreMinimalTuple(st->tuples[i], st->work_slot, false);
+				if (!key_encode_slot(&st->layout, st->work_slot,
+									 keys + (i % chunk_records) * st->layout.key_words))
+				{
+					relayout = true;
+					break;
+				}
+			}
+			ExecClearTuple(st->work_slot);
+			if (relayout)
+			{
+				key_layout_place(&st->layout);
+				start_engine(st);
+				continue;
+			}
+			st->nencoded = chunk_end;
+		}
+
+		/* submit a full chunk, or the last one when the input has ended */
+		if (chunk_end % chunk_records == 0 || final)
+		{
+			if (!st->engine->methods->submit(st->engine, chunkno,
+											 chunk_end - chunkno * chunk_records, &why))
+			{
+				engine_failed(st, why);
+				continue;
+			}
+			st->nsubmitted = chunk_end;
+		}
+		else
+			break;
+	}
+	st->stats.encode_ms += elapsed_ms(start);
+}
+
+/* ---------------------------------------------------------------------
+ * Fallback to PostgreSQL's tuplesort
+ * ---------------------------------------------------------------------
+ */
+
+static void
+switch_to_tuplesort(GpuSortState *st, const char *why)
+{
+	TupleDesc	tupdesc = st->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor;
+
+	add_fallback_reason(st, why);
+	st->tuplesort = tuplesort_begin_heap(tupdesc, st->info.numCols,
+										 st->info.sortColIdx,
+										 st->info.sortOperators,
+										 st->info.collations,
+										 st->info.nullsFirst,
+										 work_mem, NULL,
+										 st->random_access ? TUPLESORT_RANDOMACCESS : TUPLESORT_NONE);
+	for (size_t i = 0; i < st->ntuples; i++)
+	{
+		ExecStoreMinimalTuple(st->tuples[i], st->work_slot, false);
+		tuplesort_puttupleslot(st->tuplesort, st->work_slot);
+	}
+	ExecClearTuple(st->work_slot);
+
+	/* the tuples now live in the tuplesort */
+	if (st->engine)
+		st->engine->methods->end(st->engine);
+	st->engine = NULL;
+	MemoryContextReset(st->sortcxt);
+	st->tuples = NULL;
+	st->ntuples = st->maxtuples = 0;
+	st->block_left = 0;
+	st->arena_bytes = 0;
+	strlcpy(st->stats.engine, "PostgreSQL tuplesort", sizeof(st->stats.engine));
+	st->stats.algorithm[0] = '\0';
+}
+
+static bool
+over_memory_limit(GpuSortState *st, size_t n)
+{
+	return projected_memory(st, n) > (Size) gpusort_max_memory_kb * 1024;
+}
+
+/* ---------------------------------------------------------------------
+ * The sort
+ * ---------------------------------------------------------------------
+ */
+
+static void
+reset_sort(GpuSortState *st)
+{
+	if (st->engine)
+		st->engine->methods->end(st->engine);
+	st->engine = NULL;
+	if (st->tuplesort)
+		tuplesort_end(st->tuplesort);
+	st->tuplesort = NULL;
+	MemoryContextReset(st->sortcxt);
+	st->tuples = NULL;
+	st->ntuples = st->maxtuples = 0;
+	st->block_free = NULL;
+	st->block_left = 0;
+	st->next_block_size = ARENA_MIN_BLOCK;
+	st->arena_bytes = 0;
+	st->order = NULL;
+	st->nencoded = st->nsubmitted = 0;
+	st->gpu_failed = false;
+	st->pos = -1;
+	st->markpos = -1;
+	st->sort_done = false;
+}
+
+static void
+load_and_sort(GpuSortState *st)
+{
+	PlanState  *outer = outerPlanState(st);
+	TupleDesc	tupdesc = st->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor;
+	instr_time	start;
+	double		load_start_encode_ms;
+	uint32	   *perm = NULL;
+	char	   *why = NULL;
+
+	reset_sort(st);
+	st->stats.sorts++;
+	st->stats.fallback = NULL;
+	strlcpy(st->stats.engine, "", sizeof(st->stats.engine));
+
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(st->sortcxt);
+
+		key_layout_init(&st->layout, tupdesc, st->info.numCols,
+						st->info.sortColIdx, st->info.sortOperators,
+						st->info.nullsFirst, gpusort_key_width);
+		MemoryContextSwitchTo(oldcxt);
+	}
+	start_engine(st);
+
+	/* 1-2: load, encoding and submitting each chunk as it fills */
+	INSTR_TIME_SET_CURRENT(start);
+	load_start_encode_ms = st->stats.encode_ms;
+	for (;;)
+	{
+		TupleTableSlot *slot = ExecProcNode(outer);
+
+		if (TupIsNull(slot))
+			break;
+		if (st->tuplesort)
+		{
+			tuplesort_puttupleslot(st->tuplesort, slot);
+			continue;
+		}
+		arena_store(st, slot);
+		if (st->ntuples % GPUSORT_CHUNK_RECORDS == 0)
+		{
+			if (st->ntuples >= (size_t) PG_UINT32_MAX)
+				switch_to_tuplesort(st, "more rows than 32-bit record indexes address");
+			else if (over_memory_limit(st, st->ntuples))
+				switch_to_tuplesort(st, "gpusort.max_memory exceeded");
+			else
+				encode_records(st, false);
+		}
+	}
+	if (!st->tuplesort && over_memory_limit(st, st->ntuples))
+		switch_to_tuplesort(st, "gpusort.max_memory exceeded");
+	st->stats.load_ms += elapsed_ms(start) - (st->stats.encode_ms - load_start_encode_ms);
+
+	if (st->tuplesort)
+	{
+		INSTR_TIME_SET_CURRENT(start);
+		tuplesort_performsort(st->tuplesort);
+		st->stats.sort_ms += elapsed_ms(start);
+		st->sort_done = true;
+		return;
+	}
+
+	/* 2-3: the last chunk, then the engine's sort (the CPU engine if it fails) */
+	for (;;)
+	{
+		encode_records(st, true);
+		INSTR_TIME_SET_CURRENT(start);
+		if (st->engine->methods->sort(st->engine, st->ntuples, &perm, &why))
+			break;
+		st->stats.sort_ms += elapsed_ms(start);
+		engine_failed(st, why);
+	}
+	st->stats.sort_ms += elapsed_ms(start);
+
+	/* 4: comparators order the runs of equal inexact keys */
+	INSTR_TIME_SET_CURRENT(start);
+	{
+		Tiebreak	tb;
+		int64		resolved;
+		int64		runs;
+
+		tb.layout = &st->layout;
+		tb.ssup = st->ssup;
+		tb.slot = st->work_slot;
+		tb.tuples = st->tuples;
+		gpusort_resolve_ties(&tb, &st->engine->keys, perm, st->ntuples,
+							 &resolved, &runs);
+		st->stats.resolved += resolved;
+		st->stats.resolved_runs += runs;
+	}
+	st->stats.resolve_ms += elapsed_ms(start);
+
+	/* keep the order in our memory; the engine's buffers can go */
+	st->order = MemoryContextAllocHuge(st->sortcxt, Max(st->ntuples, 1) * sizeof(uint32));
+	memcpy(st->order, perm, st->ntuples * sizeof(uint32));
+
+	{
+		SortEngineStats *es = &st->engine->stats;
+
+		strlcpy(st->stats.engine, es->engine, sizeof(st->stats.engine));
+		strlcpy(st->stats.algorithm, es->algorithm, sizeof(st->stats.algorithm));
+		st->stats.presorted = es->presorted;
+		st->stats.transfer_ms += es->transfer_ms;
+		st->stats.device_sort_ms += es->device_sort_ms;
+		st->stats.device_memory = Max(st->stats.device_memory, es->device_bytes);
+	}
+	st->stats.memory = Max(st->stats.memory, MemoryContextMemAllocated(st->sortcxt, true));
+	st->engine->methods->end(st->engine);
+	st->engine = NULL;
+
+	st->stats.key_bytes = st->layout.key_bytes;
+	st->stats.key_words = st->layout.key_words;
+	st->stats.exact = st->layout.exact;
+	st->stats.records += st->ntuples;
+	st->sort_done = true;
+}
+
+/* ---------------------------------------------------------------------
+ * Executor callbacks
+ * ---------------------------------------------------------------------
+ */
+
+static TupleTableSlot *
+gpusort_exec(CustomScanState *node)
+{
+	GpuSortState *st = (GpuSortState *) node;
+	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
+	bool		forward = ScanDirectionIsForward(node->ss.ps.state->es_direction);
+	Instrumentation *instr = node->ss.ps.instrument;
+	instr_time	start;
+	bool		timed = (instr != NULL && instr->need_timer);
+
+	if (!st->sort_done)
+		load_and_sort(st);
+
+	if (timed)
+		INSTR_TIME_SET_CURRENT(start);
+
+	if (st->tuplesort)
+	{
+		(void) tuplesort_gettupleslot(st->tuplesort, forward, false, slot, NULL);
+	}
+	else
+	{
+		/* pos stays within [-1, n]: one step past either end */
+		if (forward)
+			st->pos = Min(st->pos + 1, (int64) st->ntuples);
+		else
+			st->pos = Max(st->pos - 1, (int64) -1);
+
+		if (st->pos >= 0 && st->pos < (int64) st->ntuples)
+			ExecStoreMinimalTuple(st->tuples[st->order[st->pos]], slot, false);
+		else
+			ExecClearTuple(slot);
+	}
+
+	if (timed)
+		st->stats.emit_ms += elapsed_ms(start);
+	return slot;
+}
+
+static void
+gpusort_end(CustomScanState *node)
+{
+	GpuSortState *st = (GpuSortState *) node;
+
+	reset_sort(st);
+	ExecDropSingleTupleTableSlot(st->work_slot);
+	MemoryContextDelete(st->sortcxt);
+	ExecEndNode(outerPlanState(node));
+}
+
+static void
+gpusort_rescan(CustomScanState *node)
+{
+	GpuSortState *st = (GpuSortState *) node;
+	PlanState  *outer = outerPlanState(node);
+
+	/* not sorted yet: the child, if its parameters changed, rescans itself */
+	if (!st->sort_done)
+		return;
+
+	ExecClearTuple(node->ss.ss_ScanTupleSlot);
+
+	/*
+	 * Sort again if the input may differ, or if the sorted result cannot be
+	 * rewound (a tuplesort made without random access); else just rewind.
+	 */
+	if (outer->chgParam != NULL || (st->tuplesort && !st->random_access))
+	{
+		reset_sort(st);
+		if (outer->chgParam == NULL)
+			ExecReScan(outer);
+	}
+	else if (st->tuplesort)
+		tuplesort_rescan(st->tuplesort);
+	else
+	{
+		st->pos = -1;
+		st->markpos = -1;
+	}
+}
+
+static void
+gpusort_mark(CustomScanState *node)
+{
+	GpuSortState *st = (GpuSortState *) node;
+
+	if (!st->sort_done)
+		return;
+	if (st->tuplesort)
+		tuplesort_markpos(st->tuplesort);
+	else
+		st->markpos = st->pos;
+}
+
+static void
+gpusort_restore(CustomScanState *node)
+{
+	GpuSortState *st = (GpuSortState *) node;
+
+	if (!st->sort_done)
+		return;
+	if (st->tuplesort)
+		tuplesort_restorepos(st->tuplesort);
+	else
+		st->pos = st->markpos;
+}
+
+static void
+gpusort_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	GpuSortState *st = (GpuSortState *) node;
+
+	gpusort_explain_node(node, &st->info, st->stats.sorts > 0 ? &st->stats : NULL,
+						 st->tuplesort, ancestors, es);
+}

@@ -1,0 +1,138 @@
+/*-------------------------------------------------------------------------
+ *
+ * tiebreak.c
+ *	  The comparator pass: after the engine has sorted the records by key,
+ *	  each run of records with equal keys is ordered with PostgreSQL's own
+ *	  comparators (SortSupport), when the keys do not decide the order alone.
+ *
+ * A key is inexact when an ORDER BY column has no exact encoding (text,
+ * numeric, arrays, ... or a non-default operator class) or does not fit in
+ * gpusort.key_width.  The key then still orders records correctly where it
+ * differs, and records with equal keys form runs that are contiguous after
+ * the engine's sort.  Within a run the leading exact_cols columns are known
+ * equal (they are wholly in the key), so the comparison starts at the first
+ * inexact column.  Ties left after every column are broken by record
+ * index, which keeps runs in input order as the engines do.
+ *
+ * This is the path that makes every ORDER BY that PostgreSQL accepts come
+ * out in PostgreSQL's order, whatever the types and collations.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "tiebreak.h"
+
+/* one record of a run, with the datums its comparison needs */
+typedef struct RunItem
+{
+	uint32		index;
+	Datum	   *values;
+	bool	   *isnull;
+} RunItem;
+
+typedef struct RunCompare
+{
+	int			first_col;		/* first column to compare */
+	int			ncols;			/* columns compared */
+	SortSupport ssup;			/* of first_col, first_col + 1, ... */
+} RunCompare;
+
+static int
+compare_run_items(const void *a, const void *b, void *arg)
+{
+	const RunItem *x = (const RunItem *) a;
+	const RunItem *y = (const RunItem *) b;
+	const RunCompare *cmp = (const RunCompare *) arg;
+
+	for (int c = 0; c < cmp->ncols; c++)
+	{
+		int			r = ApplySortComparator(x->values[c], x->isnull[c],
+											y->values[c], y->isnull[c],
+											&cmp->ssup[c]);
+
+		if (r != 0)
+			return r;
+	}
+	return (x->index < y->index) ? -1 : (x->index > y->index);
+}
+
+/* Order perm[0 .. len-1], a run of records with equal keys. */
+static void
+sort_run(Tiebreak *tb, const RunCompare *cmp, uint32 *run, size_t len,
+		 MemoryContext runcxt)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(runcxt);
+	RunItem    *items = palloc_extended(sizeof(RunItem) * len, MCXT_ALLOC_HUGE);
+	Datum	   *values = palloc_extended(sizeof(Datum) * len * cmp->ncols, MCXT_ALLOC_HUGE);
+	bool	   *isnull = palloc_extended(sizeof(bool) * len * cmp->ncols, MCXT_ALLOC_HUGE);
+	const KeyLayout *layout = tb->layout;
+
+	for (size_t i = 0; i < len; i++)
+	{
+		TupleTableSlot *slot = tb->slot;
+
+		/* datums point into the arena's tuples, which outlive the pass */
+		ExecStoreMinimalTuple(tb->tuples[run[i]], slot, false);
+		slot_getsomeattrs(slot, layout->max_attno);
+		items[i].index = run[i];
+		items[i].values = values + i * cmp->ncols;
+		items[i].isnull = isnull + i * cmp->ncols;
+		for (int c = 0; c < cmp->ncols; c++)
+		{
+			AttrNumber	attno = layout->cols[cmp->first_col + c].attno;
+
+			items[i].values[c] = slot->tts_values[attno - 1];
+			items[i].isnull[c] = slot->tts_isnull[attno - 1];
+		}
+	}
+	ExecClearTuple(tb->slot);
+
+	qsort_arg(items, len, sizeof(RunItem), compare_run_items, (void *) cmp);
+
+	for (size_t i = 0; i < len; i++)
+		run[i] = items[i].index;
+
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextReset(runcxt);
+}
+
+void
+gpusort_resolve_ties(Tiebreak *tb, const KeyStore *keys, uint32 *perm, size_t n,
+					 int64 *resolved, int64 *runs)
+{
+	RunCompare	cmp;
+	MemoryContext runcxt;
+	size_t		start = 0;
+
+	*resolved = 0;
+	*runs = 0;
+	if (tb->layout->exact || n < 2)
+		return;
+
+	cmp.first_col = tb->layout->exact_cols;
+	cmp.ncols = tb->layout->ncols - cmp.first_col;
+	cmp.ssup = tb->ssup + cmp.first_col;
+
+	runcxt = AllocSetContextCreate(CurrentMemoryContext, "GpuSort tiebreak",
+								   ALLOCSET_DEFAULT_SIZES);
+	while (start < n)
+	{
+		size_t		end = start + 1;
+
+		while (end < n && keystore_keys_equal(keys, perm[start], perm[end]))
+			end++;
+		if (end - start > 1)
+		{
+			CHECK_FOR_INTERRUPTS();
+			sort_run(tb, &cmp, perm + start, end - start, runcxt);
+			*resolved += end - start;
+			(*runs)++;
+		}
+		start = end;
+	}
+	MemoryContextDelete(runcxt);
+}
