@@ -1,0 +1,92 @@
+--
+-- 000_setup: helpers and data shared by the regression suite.
+--
+-- gs_check(query, nkeys) runs a query twice, with PostgreSQL's own Sort
+-- (gpusort.enabled = off) and with GpuSort, and says 'ok' only if
+--   * the plan has Custom Scan (GpuSort) when enabled and not when disabled,
+--   * both runs return the same rows (as a multiset, compared as text),
+--   * the first nkeys output columns, the sort keys, come in the same order
+--     (compared with the types' equality, so ties may come in any order).
+-- The query must put its ORDER BY columns first in its select list.
+--
+CREATE SCHEMA gs;
+SET search_path = gs, public;
+
+-- the plan of a query, as text
+CREATE FUNCTION gs.plan_of(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  line text;
+  result text := '';
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    result := result || line || E'\n';
+  END LOOP;
+  RETURN result;
+END $$;
+
+CREATE FUNCTION gs.gs_check(q text, nkeys int DEFAULT 1) RETURNS text
+LANGUAGE plpgsql SET client_min_messages = warning AS $$
+DECLARE
+  was_enabled text := current_setting('gpusort.enabled');
+  cols text;
+  a_keys text;
+  b_keys text;
+  n_native bigint;
+  n_gpusort bigint;
+  bad bigint;
+BEGIN
+  DROP TABLE IF EXISTS pg_temp.gs_native, pg_temp.gs_gpusort;
+
+  PERFORM set_config('gpusort.enabled', 'off', true);
+  IF gs.plan_of(q) LIKE '%GpuSort%' THEN
+    RETURN 'FAIL: GpuSort in the plan with gpusort.enabled = off';
+  END IF;
+  EXECUTE format('CREATE TEMP TABLE gs_native AS SELECT row_number() OVER () AS gs_rn, * FROM (%s) gs_q', q);
+
+  PERFORM set_config('gpusort.enabled', 'on', true);
+  IF gs.plan_of(q) NOT LIKE '%Custom Scan (GpuSort)%' THEN
+    PERFORM set_config('gpusort.enabled', was_enabled, true);
+    RETURN 'FAIL: no GpuSort in the plan:' || E'\n' || gs.plan_of(q);
+  END IF;
+  EXECUTE format('CREATE TEMP TABLE gs_gpusort AS SELECT row_number() OVER () AS gs_rn, * FROM (%s) gs_q', q);
+
+  -- the comparisons themselves run on PostgreSQL's sort
+  PERFORM set_config('gpusort.enabled', 'off', true);
+  SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum),
+         string_agg('a.' || quote_ident(attname), ', ' ORDER BY attnum) FILTER (WHERE attnum <= nkeys + 1),
+         string_agg('b.' || quote_ident(attname), ', ' ORDER BY attnum) FILTER (WHERE attnum <= nkeys + 1)
+    INTO cols, a_keys, b_keys
+    FROM pg_attribute
+   WHERE attrelid = 'pg_temp.gs_native'::regclass AND attnum > 1 AND NOT attisdropped;
+
+  SELECT count(*) INTO n_native FROM gs_native;
+  SELECT count(*) INTO n_gpusort FROM gs_gpusort;
+  IF n_native <> n_gpusort THEN
+    PERFORM set_config('gpusort.enabled', was_enabled, true);
+    RETURN format('FAIL: %s rows from native Sort, %s from GpuSort', n_native, n_gpusort);
+  END IF;
+
+  EXECUTE format('SELECT count(*) FROM (SELECT s::text FROM (SELECT %1$s FROM gs_native) s
+                    EXCEPT ALL SELECT s::text FROM (SELECT %1$s FROM gs_gpusort) s) d', cols) INTO bad;
+  IF bad > 0 THEN
+    PERFORM set_config('gpusort.enabled', was_enabled, true);
+    RETURN format('FAIL: %s rows differ', bad);
+  END IF;
+
+  EXECUTE format('SELECT count(*) FROM gs_native a JOIN gs_gpusort b USING (gs_rn)
+                   WHERE ROW(%s, NULL) IS DISTINCT FROM ROW(%s, NULL)', a_keys, b_keys) INTO bad;
+  PERFORM set_config('gpusort.enabled', was_enabled, true);
+  IF bad > 0 THEN
+    RETURN format('FAIL: sort keys differ at %s of %s positions', bad, n_native);
+  END IF;
+  RETURN format('ok (%s rows)', n_native);
+END $$;
+
+SELECT version, build IN ('CUDA', 'CPU-only') AS known_build, engines LIKE '%cpu%' AS has_cpu
+  FROM gpusort_info();
+
+-- a check that passes
+SELECT gs.gs_check('SELECT g FROM generate_series(1, 10) g ORDER BY g') AS must_pass;
+
+-- and the checker does catch a difference: here the rows themselves differ
+SELECT left(gs.gs_check('SELECT g, random() AS r FROM generate_series(1, 100) g ORDER BY g'), 4) AS must_fail;

@@ -1,0 +1,90 @@
+#!/bin/bash
+# test/run.sh: build, install and test gpusort.
+#
+# Runs the pg_regress suite (sql/NNN_*.sql against expected/) on a throwaway
+# server that pg_regress starts itself, then the TAP tests in test/t/
+# (PostgreSQL::Test::Cluster: loading through shared_preload_libraries,
+# session_preload_libraries and LOAD, and other multi-session cases).
+# PostgreSQL refuses to run as root, so as root the servers run as an
+# unprivileged user (GPUSORT_TEST_USER, default postgres) and only the
+# install runs as root.
+#
+# Environment:
+#   PG_CONFIG         pg_config of the PostgreSQL to test against (default: pg_config)
+#   USE_CUDA          0 to build without CUDA even where nvcc exists
+#   GPUSORT_ENGINE    engine the regression suite forces (default: cpu; gpu on a GPU host)
+#   GPUSORT_TESTS     regression tests to run (default: all)
+#   GPUSORT_SKIP_TAP  1 to skip the TAP tests
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PG_CONFIG=${PG_CONFIG:-pg_config}
+bindir=$("$PG_CONFIG" --bindir)
+pgxsdir=$(cd "$(dirname "$("$PG_CONFIG" --pgxs)")/../.." && pwd)
+engine=${GPUSORT_ENGINE:-cpu}
+make_args=(PG_CONFIG="$PG_CONFIG")
+[ -n "${USE_CUDA:-}" ] && make_args+=(USE_CUDA="$USE_CUDA")
+
+echo "== build and install ($("$PG_CONFIG" --version))"
+make -C "$root" -s -j"$(nproc)" "${make_args[@]}"
+make -C "$root" -s "${make_args[@]}" install
+
+# who runs the servers
+runas=()
+if [ "$(id -u)" = 0 ]; then
+  user=${GPUSORT_TEST_USER:-postgres}
+  id "$user" >/dev/null 2>&1 || useradd -m "$user"
+  runas=(runuser -u "$user" --)
+fi
+
+# a private copy of the test files the server user can read and write in
+work=$(mktemp -d /tmp/gpusort-test.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cp -r "$root/sql" "$root/expected" "$root/test" "$work/"
+[ ${#runas[@]} -gt 0 ] && chown -R "$user" "$work"
+
+# regression settings: GpuSort for every sort, on the chosen engine
+cat > "$work/regress.conf" <<CONF
+shared_preload_libraries = 'gpusort'
+gpusort.engine = '$engine'
+gpusort.min_rows = 0
+max_parallel_workers_per_gather = 0
+jit = off
+lc_messages = 'C'
+CONF
+
+# the suite's text results assume the en_US.UTF-8 collation (CI installs it)
+if locale -a 2>/dev/null | grep -qi '^en_US\.utf-\?8$'; then
+  locale_env=(LC_ALL=en_US.UTF-8 LANG=en_US.UTF-8)
+  locale_opt=
+else
+  echo "warning: locale en_US.UTF-8 is missing; text results will differ" >&2
+  locale_env=()
+  locale_opt=--no-locale
+fi
+
+tests=${GPUSORT_TESTS:-$(cd "$root/sql" && ls [0-9]*.sql | sed 's/\.sql$//' | tr '\n' ' ')}
+echo "== pg_regress (engine = $engine): $tests"
+status=0
+(cd "$work" && "${runas[@]}" env "${locale_env[@]}" "$pgxsdir/src/test/regress/pg_regress" \
+    --inputdir="$work" --outputdir="$work" --bindir="$bindir" \
+    --temp-instance="$work/instance" --temp-config="$work/regress.conf" \
+    --encoding=UTF8 $locale_opt --load-extension=gpusort $tests) || status=$?
+if [ $status -ne 0 ]; then
+  [ -f "$work/regression.diffs" ] && cat "$work/regression.diffs"
+  # keep the diffs and actual results (git-ignored) for a look afterwards
+  cp "$work/regression.diffs" "$root/regression.diffs" 2>/dev/null || true
+  rm -rf "$root/results" && cp -r "$work/results" "$root/results" 2>/dev/null || true
+  echo "pg_regress failed"
+  exit $status
+fi
+
+if [ "${GPUSORT_SKIP_TAP:-0}" != 1 ]; then
+  echo "== TAP tests"
+  (cd "$work/test" && "${runas[@]}" env PATH="$bindir:$PATH" \
+      PERL5LIB="$pgxsdir/src/test/perl" TESTDIR="$work/test" \
+      PG_REGRESS="$pgxsdir/src/test/regress/pg_regress" \
+      GPUSORT_ENGINE="$engine" \
+      prove -v t/) || { echo "TAP tests failed"; exit 1; }
+fi
+echo "== all tests passed"
