@@ -15,6 +15,8 @@
 #   GPUSORT_ENGINE    engine the regression suite forces (default: cpu; gpu on a GPU host)
 #   GPUSORT_TESTS     regression tests to run (default: all)
 #   GPUSORT_SKIP_TAP  1 to skip the TAP tests
+#   GPUSORT_EXTRA_CONF lines added to the regression server's configuration
+#   GPUSORT_LOG_DIR   where to keep the regression server's log
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -51,6 +53,7 @@ gpusort.min_rows = 0
 max_parallel_workers_per_gather = 0
 jit = off
 lc_messages = 'C'
+${GPUSORT_EXTRA_CONF:-}
 CONF
 
 # the suite's text results assume the en_US.UTF-8 collation (CI installs it)
@@ -70,6 +73,10 @@ status=0
     --inputdir="$work" --outputdir="$work" --bindir="$bindir" \
     --temp-instance="$work/instance" --temp-config="$work/regress.conf" \
     --encoding=UTF8 $locale_opt --load-extension=gpusort $tests) || status=$?
+# GPUSORT_LOG_DIR: keep the server log (test/gpu/run.sh reads which engine sorted)
+if [ -n "${GPUSORT_LOG_DIR:-}" ]; then
+  mkdir -p "$GPUSORT_LOG_DIR" && cp "$work"/log/postmaster.log "$GPUSORT_LOG_DIR"/ 2>/dev/null || true
+fi
 if [ $status -ne 0 ]; then
   [ -f "$work/regression.diffs" ] && cat "$work/regression.diffs"
   # keep the diffs and actual results (git-ignored) for a look afterwards
