@@ -17,9 +17,10 @@
  *	- small sorts (below gpusort.min_rows), and everything when gpusort is
  *	  disabled or, with gpusort.engine = auto, when no GPU is present;
  *	- bounded sorts (a Sort below a LIMIT, whose top-N heapsort reads its
- *	  input once and keeps only the bound), unless the bound is a constant of
- *	  at least gpusort.min_rows rows: our node does not receive the bound,
- *	  and a small top-N is cheaper on the CPU than any full sort;
+ *	  input once and keeps only the bound): our node does not receive the
+ *	  bound, and a top-N heap is cheaper than any full sort.  Only where the
+ *	  bound is a constant of at least half the estimated input, where
+ *	  tuplesort itself would not switch to a heap, is the Sort replaced;
  *	- the Sort nodes chained inside an Agg for grouping sets, which nodeAgg
  *	  reads as sort descriptions and never executes;
  *	- Incremental Sort, which is a different node.
@@ -39,7 +40,7 @@
 
 static planner_hook_type prev_planner_hook = NULL;
 
-static Plan *replace_sorts(Plan *plan, bool bounded, int *nreplaced);
+static Plan *replace_sorts(Plan *plan, int64 bound, int *nreplaced);
 
 /*
  * The number of rows a Limit node will ask of its child, if known at plan
@@ -72,15 +73,17 @@ limit_bound(Limit *limit)
 	return count + offset;
 }
 
-/* Does a Sort under this Limit sort with a bound we would not honour? */
+/*
+ * May a Sort with this bound (as limit_bound says) and this estimated input
+ * be replaced?  tuplesort uses its top-N heap only when the input exceeds
+ * twice the bound; below that it sorts everything, as we do.
+ */
 static bool
-limit_bounds_sort(Limit *limit)
+bound_allows_gpusort(int64 bound, double input_rows)
 {
-	int64		bound = limit_bound(limit);
-
 	if (bound == 0)
-		return false;
-	return bound < 0 || bound < gpusort_min_rows;
+		return true;
+	return bound > 0 && (double) bound * 2 >= input_rows;
 }
 
 /*
@@ -149,24 +152,25 @@ make_gpusort(Sort *sort)
 }
 
 static List *
-replace_sorts_in_list(List *plans, bool bounded, int *nreplaced)
+replace_sorts_in_list(List *plans, int64 bound, int *nreplaced)
 {
 	ListCell   *lc;
 
 	foreach(lc, plans)
-		lfirst(lc) = replace_sorts((Plan *) lfirst(lc), bounded, nreplaced);
+		lfirst(lc) = replace_sorts((Plan *) lfirst(lc), bound, nreplaced);
 	return plans;
 }
 
 /*
- * Returns the plan with its eligible Sorts replaced.  bounded says whether
- * a LIMIT above passes a bound down to this node (ExecSetTupleBound passes
- * it through the node types handled below, and no others).
+ * Returns the plan with its eligible Sorts replaced.  bound is the bound a
+ * LIMIT above passes down to this node, as limit_bound() says
+ * (ExecSetTupleBound passes it through the node types handled below, and no
+ * others).
  */
 static Plan *
-replace_sorts(Plan *plan, bool bounded, int *nreplaced)
+replace_sorts(Plan *plan, int64 bound, int *nreplaced)
 {
-	bool		child_bounded = false;
+	int64		child_bound = 0;
 
 	if (plan == NULL)
 		return NULL;
@@ -174,7 +178,7 @@ replace_sorts(Plan *plan, bool bounded, int *nreplaced)
 	switch (nodeTag(plan))
 	{
 		case T_Limit:
-			child_bounded = limit_bounds_sort((Limit *) plan);
+			child_bound = limit_bound((Limit *) plan);
 			break;
 		case T_Result:
 		case T_SubqueryScan:
@@ -182,33 +186,33 @@ replace_sorts(Plan *plan, bool bounded, int *nreplaced)
 		case T_MergeAppend:
 		case T_Gather:
 		case T_GatherMerge:
-			child_bounded = bounded;
+			child_bound = bound;
 			break;
 		default:
 			break;
 	}
 
-	plan->lefttree = replace_sorts(plan->lefttree, child_bounded, nreplaced);
-	plan->righttree = replace_sorts(plan->righttree, false, nreplaced);
+	plan->lefttree = replace_sorts(plan->lefttree, child_bound, nreplaced);
+	plan->righttree = replace_sorts(plan->righttree, 0, nreplaced);
 
 	switch (nodeTag(plan))
 	{
 		case T_Append:
 			replace_sorts_in_list(((Append *) plan)->appendplans,
-								  child_bounded, nreplaced);
+								  child_bound, nreplaced);
 			break;
 		case T_MergeAppend:
 			replace_sorts_in_list(((MergeAppend *) plan)->mergeplans,
-								  child_bounded, nreplaced);
+								  child_bound, nreplaced);
 			break;
 		case T_SubqueryScan:
 			((SubqueryScan *) plan)->subplan =
 				replace_sorts(((SubqueryScan *) plan)->subplan,
-							  child_bounded, nreplaced);
+							  child_bound, nreplaced);
 			break;
 		case T_CustomScan:
 			replace_sorts_in_list(((CustomScan *) plan)->custom_plans,
-								  false, nreplaced);
+								  0, nreplaced);
 			break;
 		case T_Agg:
 			/* Agg.chain holds sort descriptions, not executable Sorts */
@@ -217,8 +221,9 @@ replace_sorts(Plan *plan, bool bounded, int *nreplaced)
 			break;
 	}
 
-	if (IsA(plan, Sort) && !bounded && plan->lefttree != NULL &&
-		plan->lefttree->plan_rows >= (double) gpusort_min_rows)
+	if (IsA(plan, Sort) && plan->lefttree != NULL &&
+		plan->lefttree->plan_rows >= (double) gpusort_min_rows &&
+		bound_allows_gpusort(bound, plan->lefttree->plan_rows))
 	{
 		(*nreplaced)++;
 		return (Plan *) make_gpusort((Sort *) plan);
@@ -251,8 +256,8 @@ gpusort_planner(Query *parse, const char *query_string, int cursorOptions,
 	{
 		int			nreplaced = 0;
 
-		stmt->planTree = replace_sorts(stmt->planTree, false, &nreplaced);
-		replace_sorts_in_list(stmt->subplans, false, &nreplaced);
+		stmt->planTree = replace_sorts(stmt->planTree, 0, &nreplaced);
+		replace_sorts_in_list(stmt->subplans, 0, &nreplaced);
 	}
 	return stmt;
 }

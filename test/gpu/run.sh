@@ -1,0 +1,48 @@
+#!/bin/bash
+# test/gpu/run.sh: the GPU host's test run.
+#
+# On a machine with an NVIDIA GPU and nvcc: builds gpusort with CUDA, runs
+# the whole regression suite with gpusort.engine = gpu, then reads the
+# regression server's log (each sort logs its engine at DEBUG1) to check
+# that the GPU really did the sorts and never failed; then runs the kernel
+# tests (CUDA engine against the CPU engine, compute-sanitizer).
+#
+#   test/gpu/run.sh [OUTDIR]        (OUTDIR defaults to $OUT or test/gpu/out)
+#
+# On the GPU host of the project's device tool, start with
+#   source .device/pg-on-device.sh && test/gpu/run.sh
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+out=${1:-${OUT:-$root/test/gpu/out}}
+mkdir -p "$out"
+status=0
+
+echo "== regression suite, gpusort.engine = gpu"
+GPUSORT_ENGINE=gpu GPUSORT_SKIP_TAP=${GPUSORT_SKIP_TAP:-1} GPUSORT_LOG_DIR="$out" \
+GPUSORT_EXTRA_CONF="log_min_messages = debug1
+gpusort.gpu_min_rows = 0" \
+  "$root/test/run.sh" > "$out/regress.log" 2>&1 || status=1
+tail -5 "$out/regress.log"
+[ $status -eq 0 ] || { cp "$root/regression.diffs" "$out/" 2>/dev/null; echo "FAIL: regression suite"; }
+
+log="$out/postmaster.log"
+gpu=$(grep -c 'gpusort: .* sorted by GPU' "$log" 2>/dev/null || true)
+cpu=$(grep -c 'gpusort: .* sorted by CPU' "$log" 2>/dev/null || true)
+tuplesort=$(grep -c 'gpusort: sorted by PostgreSQL tuplesort' "$log" 2>/dev/null || true)
+gpu_errors=$(grep 'gpusort: ' "$log" 2>/dev/null | grep -c 'fallback: .*GPU:' || true)
+echo "sorts in the regression suite: GPU $gpu, CPU $cpu, tuplesort $tuplesort; GPU failures $gpu_errors"
+grep 'gpusort: ' "$log" | grep 'sorted by CPU' | sed 's/.*gpusort: /  CPU: /' | sort | uniq -c | sort -rn | head -10
+if [ "${gpu:-0}" -eq 0 ] || [ "${gpu_errors:-0}" -ne 0 ]; then
+  grep 'fallback: .*GPU:' "$log" | head -5
+  echo "FAIL: the GPU did not do the sorts"
+  status=1
+fi
+
+if [ -x "$root/test/gpu/kernel_test.sh" ]; then
+  echo "== kernel tests"
+  "$root/test/gpu/kernel_test.sh" > "$out/kernel_test.log" 2>&1 || { status=1; echo "FAIL: kernel tests"; }
+  tail -15 "$out/kernel_test.log"
+fi
+
+[ $status -eq 0 ] && echo "== GPU tests passed" || echo "== GPU tests FAILED"
+exit $status
