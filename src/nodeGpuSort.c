@@ -48,6 +48,12 @@
 #define ARENA_MIN_BLOCK		((Size) 256 * 1024)
 #define ARENA_MAX_BLOCK		((Size) 16 * 1024 * 1024)
 
+/*
+ * Keys are encoded every ENCODE_BATCH loaded tuples, while those tuples are
+ * still in the CPU's cache; chunks are submitted as they fill.
+ */
+#define ENCODE_BATCH		1024
+
 /* how many tuples ahead of the read position emitting prefetches */
 #define EMIT_PREFETCH		16
 #if defined(__GNUC__) || defined(__clang__)
@@ -518,11 +524,12 @@ load_and_sort(GpuSortState *st)
 			continue;
 		}
 		arena_store(st, slot);
-		if (st->ntuples % GPUSORT_CHUNK_RECORDS == 0)
+		if (st->ntuples % ENCODE_BATCH == 0)
 		{
 			if (st->ntuples >= (size_t) PG_UINT32_MAX)
 				switch_to_tuplesort(st, "more rows than 32-bit record indexes address");
-			else if (over_memory_limit(st, st->ntuples))
+			else if (st->ntuples % GPUSORT_CHUNK_RECORDS == 0 &&
+					 over_memory_limit(st, st->ntuples))
 				switch_to_tuplesort(st, "gpusort.max_memory exceeded");
 			else
 				encode_records(st, false);
