@@ -54,7 +54,13 @@ cpu_engine_chunk(SortEngine *engine, size_t chunkno, char **why)
 	engine_reserve_chunk_slot(engine, chunkno);
 	if (engine->keys.chunks[chunkno] == NULL)
 	{
-		engine->keys.chunks[chunkno] = MemoryContextAllocHuge(engine->mcxt, bytes);
+		engine->keys.chunks[chunkno] = MemoryContextAllocExtended(engine->mcxt, Max(bytes, 8),
+																  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+		if (engine->keys.chunks[chunkno] == NULL)
+		{
+			*why = pstrdup("out of memory for the keys");
+			return NULL;
+		}
 		engine->stats.host_bytes += bytes;
 	}
 	return engine->keys.chunks[chunkno];
@@ -74,8 +80,15 @@ cpu_engine_sort(SortEngine *engine, size_t n, uint32 **perm, char **why)
 	void	   *workspace;
 	int			passes;
 
-	cpu->perm = MemoryContextAllocHuge(engine->mcxt, Max(n, 1) * sizeof(uint32));
-	workspace = MemoryContextAllocHuge(engine->mcxt, Max(workspace_bytes, 8));
+	cpu->perm = MemoryContextAllocExtended(engine->mcxt, Max(n, 1) * sizeof(uint32),
+										   MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	workspace = MemoryContextAllocExtended(engine->mcxt, Max(workspace_bytes, 8),
+										   MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	if (cpu->perm == NULL || workspace == NULL)
+	{
+		*why = pstrdup("out of memory for the radix sort");
+		return false;
+	}
 	engine->stats.host_bytes += n * sizeof(uint32) + workspace_bytes;
 
 	passes = gs_cpu_radix_sort(engine->keys.chunks, engine->keys.chunk_records,

@@ -90,6 +90,7 @@ typedef struct GpuSortState
 	SortEngine *engine;
 	size_t		nencoded;		/* records whose keys are in the engine */
 	size_t		nsubmitted;		/* records in submitted chunks */
+	bool		engine_is_gpu;
 	bool		gpu_failed;		/* the GPU engine failed in this sort */
 
 	/* the result: tuples in sorted order, and the read position */
@@ -231,7 +232,13 @@ arena_alloc(GpuSortState *st, Size len)
 	{
 		Size		block = Max(st->next_block_size, len);
 
-		st->block_free = MemoryContextAllocHuge(st->sortcxt, block);
+		st->block_free = MemoryContextAllocExtended(st->sortcxt, block,
+													MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+		if (st->block_free == NULL)
+		{
+			st->block_left = 0;
+			return NULL;
+		}
 		st->block_left = block;
 		st->arena_bytes += block;
 		st->next_block_size = Min(st->next_block_size * 2, ARENA_MAX_BLOCK);
@@ -242,8 +249,11 @@ arena_alloc(GpuSortState *st, Size len)
 	return p;
 }
 
-/* Copy the slot's tuple into the arena as a MinimalTuple, once. */
-static void
+/*
+ * Copy the slot's tuple into the arena as a MinimalTuple, once.  False if
+ * memory ran out (the caller falls back to tuplesort).
+ */
+static bool
 arena_store(GpuSortState *st, TupleTableSlot *slot)
 {
 	MinimalTuple copy;
@@ -252,11 +262,18 @@ arena_store(GpuSortState *st, TupleTableSlot *slot)
 	if (st->ntuples == st->maxtuples)
 	{
 		size_t		newmax = Max(st->maxtuples * 2, 1024);
+		MinimalTuple *newtuples;
 
-		if (st->tuples == NULL)
-			st->tuples = MemoryContextAllocHuge(st->sortcxt, newmax * sizeof(MinimalTuple));
-		else
-			st->tuples = repalloc_huge(st->tuples, newmax * sizeof(MinimalTuple));
+		newtuples = MemoryContextAllocExtended(st->sortcxt, newmax * sizeof(MinimalTuple),
+											   MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+		if (newtuples == NULL)
+			return false;
+		if (st->tuples)
+		{
+			memcpy(newtuples, st->tuples, st->ntuples * sizeof(MinimalTuple));
+			pfree(st->tuples);
+		}
+		st->tuples = newtuples;
 		st->maxtuples = newmax;
 	}
 
@@ -267,8 +284,11 @@ arena_store(GpuSortState *st, TupleTableSlot *slot)
 		uint32		len = htup->t_len - MINIMAL_TUPLE_OFFSET;
 
 		copy = arena_alloc(st, len);
-		memcpy(copy, (char *) htup->t_data + MINIMAL_TUPLE_OFFSET, len);
-		copy->t_len = len;
+		if (copy)
+		{
+			memcpy(copy, (char *) htup->t_data + MINIMAL_TUPLE_OFFSET, len);
+			copy->t_len = len;
+		}
 		if (should_free)
 			heap_freetuple(htup);
 	}
@@ -277,11 +297,15 @@ arena_store(GpuSortState *st, TupleTableSlot *slot)
 		MinimalTuple mtup = ExecFetchSlotMinimalTuple(slot, &should_free);
 
 		copy = arena_alloc(st, mtup->t_len);
-		memcpy(copy, mtup, mtup->t_len);
+		if (copy)
+			memcpy(copy, mtup, mtup->t_len);
 		if (should_free)
 			pfree(mtup);
 	}
+	if (copy == NULL)
+		return false;
 	st->tuples[st->ntuples++] = copy;
+	return true;
 }
 
 /* ---------------------------------------------------------------------
@@ -330,19 +354,28 @@ start_engine(GpuSortState *st)
 			add_fallback_reason(st, why);
 		}
 	}
+	st->engine_is_gpu = (st->engine != NULL);
 	if (st->engine == NULL)
 		st->engine = cpu_engine_begin(st->sortcxt, st->layout.key_words);
 }
 
-/* The GPU engine failed: go on with the CPU engine, from the first record. */
+static void switch_to_tuplesort(GpuSortState *st, const char *why);
+
+/*
+ * The engine failed.  After the GPU engine, go on with the CPU engine from
+ * the first record; after the CPU engine (out of memory), with tuplesort.
+ */
 static void
 engine_failed(GpuSortState *st, const char *why)
 {
-	if (st->gpu_failed)				/* the CPU engine does not fail this way */
-		elog(ERROR, "gpusort: CPU engine failed: %s", why);
-	st->gpu_failed = true;
-	add_fallback_reason(st, why);
-	start_engine(st);
+	if (st->engine_is_gpu)
+	{
+		st->gpu_failed = true;
+		add_fallback_reason(st, why);
+		start_engine(st);
+	}
+	else
+		switch_to_tuplesort(st, why);
 }
 
 /*
@@ -358,7 +391,8 @@ encode_records(GpuSortState *st, bool final)
 	instr_time	start;
 
 	INSTR_TIME_SET_CURRENT(start);
-	while (st->nencoded < st->ntuples || (final && st->nsubmitted < st->ntuples))
+	while (st->tuplesort == NULL &&
+		   (st->nencoded < st->ntuples || (final && st->nsubmitted < st->ntuples)))
 	{
 		size_t		chunkno = st->nencoded / chunk_records;
 		size_t		chunk_end = Min(st->ntuples, (chunkno + 1) * chunk_records);
@@ -523,7 +557,12 @@ load_and_sort(GpuSortState *st)
 			tuplesort_puttupleslot(st->tuplesort, slot);
 			continue;
 		}
-		arena_store(st, slot);
+		if (!arena_store(st, slot))
+		{
+			switch_to_tuplesort(st, "out of memory for the tuples");
+			tuplesort_puttupleslot(st->tuplesort, slot);
+			continue;
+		}
 		if (st->ntuples % ENCODE_BATCH == 0)
 		{
 			if (st->ntuples >= (size_t) PG_UINT32_MAX)
@@ -539,6 +578,25 @@ load_and_sort(GpuSortState *st)
 		switch_to_tuplesort(st, "gpusort.max_memory exceeded");
 	st->stats.load_ms += elapsed_ms(start) - (st->stats.encode_ms - load_start_encode_ms);
 
+	/*
+	 * 2-3: the last chunk, then the engine's sort; the CPU engine if the GPU
+	 * fails, tuplesort if the CPU engine runs out of memory.
+	 */
+	while (st->tuplesort == NULL)
+	{
+		encode_records(st, true);
+		if (st->tuplesort)
+			break;
+		INSTR_TIME_SET_CURRENT(start);
+		if (st->engine->methods->sort(st->engine, st->ntuples, &perm, &why))
+		{
+			st->stats.sort_ms += elapsed_ms(start);
+			break;
+		}
+		st->stats.sort_ms += elapsed_ms(start);
+		engine_failed(st, why);
+	}
+
 	if (st->tuplesort)
 	{
 		INSTR_TIME_SET_CURRENT(start);
@@ -549,18 +607,6 @@ load_and_sort(GpuSortState *st)
 			 st->stats.fallback);
 		return;
 	}
-
-	/* 2-3: the last chunk, then the engine's sort (the CPU engine if it fails) */
-	for (;;)
-	{
-		encode_records(st, true);
-		INSTR_TIME_SET_CURRENT(start);
-		if (st->engine->methods->sort(st->engine, st->ntuples, &perm, &why))
-			break;
-		st->stats.sort_ms += elapsed_ms(start);
-		engine_failed(st, why);
-	}
-	st->stats.sort_ms += elapsed_ms(start);
 
 	/* 4: comparators order the runs of equal inexact keys */
 	INSTR_TIME_SET_CURRENT(start);
