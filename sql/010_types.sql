@@ -35,15 +35,15 @@ INSERT INTO gs_types
 SELECT g,
        CASE WHEN g % 37 = 1 THEN NULL ELSE (hashint4(g) % 32768)::int2 END,
        CASE WHEN g % 41 = 2 THEN NULL ELSE hashint4(g + 1) END,
-       CASE WHEN g % 43 = 3 THEN NULL ELSE hashint8(g) END,
+       CASE WHEN g % 43 = 3 THEN NULL ELSE hashint4extended(g, 0) END,
        CASE WHEN g % 47 = 4 THEN NULL ELSE (hashint4(g + 2)::int8 + 2147483648)::oid END,
        CASE WHEN g % 53 = 5 THEN NULL ELSE hashint4(g + 3) % 2 = 0 END,
        CASE WHEN g % 59 = 6 THEN NULL ELSE (hashint4(g + 4)::float4 / (1 + abs(hashint4(g + 5) % 1000)))::float4 END,
-       CASE WHEN g % 61 = 7 THEN NULL ELSE hashint8(g + 6)::float8 / (1 + abs(hashint4(g + 7) % 100000)) END,
+       CASE WHEN g % 61 = 7 THEN NULL ELSE hashint4extended(g, 6)::float8 / (1 + abs(hashint4(g + 7) % 100000)) END,
        CASE WHEN g % 67 = 8 THEN NULL ELSE date '2000-01-01' + (hashint4(g + 8) % 1000000) END,
-       CASE WHEN g % 71 = 9 THEN NULL ELSE time '00:00' + (abs(hashint4(g + 9)) % 86400000000::int8) * interval '1 microsecond' END,
-       CASE WHEN g % 73 = 10 THEN NULL ELSE timestamp '2000-01-01' + hashint8(g + 10) % 3000000000000000 * interval '1 microsecond' END,
-       CASE WHEN g % 79 = 11 THEN NULL ELSE timestamptz '2000-01-01 00:00+00' + hashint8(g + 11) % 3000000000000000 * interval '1 microsecond' END,
+       CASE WHEN g % 71 = 9 THEN NULL ELSE time '00:00' + (abs(hashint4extended(g, 9)) % 86400000000) * interval '1 microsecond' END,
+       CASE WHEN g % 73 = 10 THEN NULL ELSE timestamp '2000-01-01' + hashint4extended(g, 10) % 3000000000000000 * interval '1 microsecond' END,
+       CASE WHEN g % 79 = 11 THEN NULL ELSE timestamptz '2000-01-01 00:00+00' + hashint4extended(g, 11) % 3000000000000000 * interval '1 microsecond' END,
        CASE WHEN g % 83 = 12 THEN NULL ELSE md5(g::text)::uuid END
   FROM generate_series(1, 5000) g;
 
