@@ -1,0 +1,133 @@
+--
+-- 070_explain: what EXPLAIN shows of GpuSort.
+--
+-- * without ANALYZE, in TEXT, JSON, YAML and XML: the Sort Key as a native
+--   Sort shows it (DESC, NULLS FIRST/LAST, COLLATE, USING, expressions);
+--   gs.plan_diff() checks for many queries that the plan (also VERBOSE) is
+--   the native plan with Sort renamed Custom Scan (GpuSort);
+-- * with ANALYZE (gpusort.engine = cpu, figures that vary masked): Sort
+--   Key, Sort Engine, Key Width, Key Kind, Records, Resolved by Comparator,
+--   Memory Used and the phase times, in TEXT, JSON and YAML; the JSON
+--   fields' types; TIMING OFF drops the times; a GpuSort that never ran
+--   shows no sort figures.
+--
+SET search_path = gs, public;
+
+CREATE TABLE gs_ex AS
+SELECT g AS id, hashint4(g) % 1000 AS a, md5(g::text) AS s,
+       CASE WHEN g % 10 = 0 THEN NULL ELSE (hashint4(g + 1) % 100)::float8 END AS f
+  FROM generate_series(1, 5000) g;
+ANALYZE gs_ex;
+
+-- the EXPLAIN of q (options opts) with gpusort on, where it differs from
+-- the native plan once 'Sort' is read for 'Custom Scan (GpuSort)'
+CREATE FUNCTION gs.plan_diff(q text, opts text DEFAULT 'COSTS OFF') RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+  native text := '';
+  gpusort text := '';
+  line text;
+BEGIN
+  PERFORM set_config('gpusort.enabled', 'off', true);
+  FOR line IN EXECUTE format('EXPLAIN (%s) %s', opts, q) LOOP
+    native := native || line || E'\n';
+  END LOOP;
+  PERFORM set_config('gpusort.enabled', 'on', true);
+  FOR line IN EXECUTE format('EXPLAIN (%s) %s', opts, q) LOOP
+    gpusort := gpusort || line || E'\n';
+  END LOOP;
+  IF gpusort NOT LIKE '%Custom Scan (GpuSort)%' THEN
+    RETURN 'FAIL: no GpuSort';
+  END IF;
+  IF replace(gpusort, 'Custom Scan (GpuSort)', 'Sort') = native THEN
+    RETURN 'same';
+  END IF;
+  RETURN 'FAIL:' || E'\n' || native || gpusort;
+END $$;
+
+-- EXPLAIN ANALYZE in a format, engine cpu, with times, memory and the radix
+-- passes masked
+CREATE FUNCTION gs.explain_analyze(q text, fmt text DEFAULT 'TEXT', opts text DEFAULT '') RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE
+  line text;
+BEGIN
+  PERFORM set_config('gpusort.engine', 'cpu', true);
+  FOR line IN EXECUTE format('EXPLAIN (ANALYZE, COSTS OFF, SUMMARY OFF, FORMAT %s%s) %s', fmt, opts, q) LOOP
+    line := regexp_replace(line, '\d+\.\d+', 'N.N', 'g');
+    line := regexp_replace(line, '(Memory Used"?:? *"?)\d+', '\1N', 'g');
+    line := regexp_replace(line, '(Memory-Used>)\d+', '\1N', 'g');
+    line := regexp_replace(line, '\(\d+ passes\)', '(N passes)', 'g');
+    line := regexp_replace(line, 'presorted check', 'radix sort (N passes)', 'g');
+    RETURN NEXT line;
+  END LOOP;
+END $$;
+
+-- Sort Key decorations, without ANALYZE
+EXPLAIN (COSTS OFF)
+SELECT id, a, s, f FROM gs_ex ORDER BY a DESC, f NULLS FIRST, s COLLATE "C", id DESC NULLS LAST;
+EXPLAIN (COSTS OFF)
+SELECT s FROM gs_ex ORDER BY s USING ~<~, lower(s) DESC, a + 1 USING >, f DESC NULLS LAST;
+EXPLAIN (COSTS OFF, VERBOSE)
+SELECT id, a + 1 AS b, s FROM gs_ex ORDER BY 2, s COLLATE "C" DESC;
+EXPLAIN (COSTS OFF, FORMAT JSON)
+SELECT id, a, s FROM gs_ex ORDER BY a DESC, s COLLATE "C" NULLS FIRST, id USING >;
+EXPLAIN (COSTS OFF, FORMAT YAML)
+SELECT id, a, s FROM gs_ex ORDER BY a DESC, s COLLATE "C" NULLS FIRST, id USING >;
+EXPLAIN (COSTS OFF, FORMAT XML)
+SELECT id, s FROM gs_ex ORDER BY s USING ~>~;
+
+-- the same as the native plan, but for the node's name
+SET enable_hashjoin = off;
+SET enable_nestloop = off;
+SET enable_hashagg = off;
+SELECT q, plan_diff(q) AS costs_off, plan_diff(q, 'COSTS OFF, VERBOSE') AS verbose
+  FROM (VALUES ('SELECT id, a, s, f FROM gs_ex ORDER BY a DESC, f NULLS FIRST, s COLLATE "C", id DESC NULLS LAST'),
+               ('SELECT s FROM gs_ex ORDER BY s USING ~<~, lower(s) DESC, a + 1 USING >, f DESC NULLS LAST'),
+               ('SELECT id, a + 1 AS b, s FROM gs_ex ORDER BY 2, s COLLATE "C" DESC'),
+               ('SELECT f, count(*) FROM gs_ex GROUP BY f ORDER BY f DESC'),
+               ('SELECT x.id FROM gs_ex x JOIN gs_ex y ON x.s = y.s AND x.a = y.a ORDER BY x.id'),
+               ('SELECT id, rank() OVER (PARTITION BY a ORDER BY f DESC) FROM gs_ex'),
+               ('SELECT DISTINCT lower(s) FROM gs_ex'),
+               ('SELECT a FROM gs_ex INTERSECT SELECT id FROM gs_ex')) v(q);
+RESET enable_hashjoin;
+RESET enable_nestloop;
+RESET enable_hashagg;
+
+-- with ANALYZE
+SELECT * FROM explain_analyze('SELECT id, a FROM gs_ex ORDER BY a, id');
+SELECT * FROM explain_analyze('SELECT s, a FROM gs_ex ORDER BY s DESC, a');
+SELECT * FROM explain_analyze('SELECT f, a FROM gs_ex ORDER BY f NULLS FIRST, a', 'TEXT', ', TIMING OFF');
+SELECT * FROM explain_analyze('SELECT id, a FROM gs_ex WHERE id < 0 ORDER BY a', 'TEXT', ', TIMING OFF');
+SELECT * FROM explain_analyze('SELECT id, a, f FROM gs_ex ORDER BY a DESC, f', 'JSON');
+SELECT * FROM explain_analyze('SELECT id, a, f FROM gs_ex ORDER BY a DESC, f', 'YAML');
+
+-- the GpuSort node's JSON fields and their types
+CREATE FUNCTION gs.gpusort_json(q text) RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+  j json;
+BEGIN
+  PERFORM set_config('gpusort.engine', 'cpu', true);
+  EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) ' || q INTO j;
+  RETURN j::jsonb -> 0 -> 'Plan';
+END $$;
+SELECT key, jsonb_typeof(value) AS type,
+       CASE WHEN key IN ('Node Type', 'Custom Plan Provider', 'Sort Key', 'Key Width', 'Key Kind', 'Records',
+                         'Resolved by Comparator', 'Actual Rows', 'Actual Loops')
+            THEN value::text END AS value
+  FROM jsonb_each(gpusort_json('SELECT s, id FROM gs_ex ORDER BY s COLLATE "C" DESC, id'))
+ WHERE key <> 'Plans'
+ ORDER BY key;
+SELECT (j ->> 'Load Time')::float8 >= 0 AND (j ->> 'Encode Time')::float8 >= 0 AND (j ->> 'Sort Time')::float8 >= 0
+       AND (j ->> 'Resolve Time')::float8 >= 0 AND (j ->> 'Emit Time')::float8 >= 0 AS times_ok,
+       (j ->> 'Memory Used')::int8 > 0 AS memory_ok,
+       j ->> 'Sort Engine' LIKE 'CPU, %' AS cpu_engine
+  FROM gpusort_json('SELECT id FROM gs_ex ORDER BY a') j;
+
+-- a GpuSort that never ran: the outer side of the merge join is empty
+SET enable_hashjoin = off;
+SET enable_nestloop = off;
+SELECT * FROM explain_analyze('SELECT * FROM (SELECT a FROM gs_ex WHERE id < 0) x JOIN (SELECT a FROM gs_ex) y USING (a)',
+                              'TEXT', ', TIMING OFF');
+RESET enable_hashjoin;
+RESET enable_nestloop;
