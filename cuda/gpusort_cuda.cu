@@ -1,0 +1,833 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpusort_cuda.cu
+ *	  The C interface of the CUDA engine (gpusort_cuda.h): CUDA start-up,
+ *	  pinned chunk buffers, the chunk pipeline, memory limits, fault
+ *	  injection, statistics.  The algorithms live in bucket_sort.cuh and
+ *	  radix_sort.cuh.
+ *
+ * Pipeline.  Each submitted chunk is copied to the device on the sort's own
+ * stream, scanned for order (presort_scan), and, for the bucket sort, every
+ * tile whose records have all arrived is sorted at once: the copies and the
+ * tile sorts run while the caller encodes the next chunk.  The device key
+ * array grows (doubling) when more records arrive than expected.  finish
+ * waits for the scan, answers presorted input without sorting, runs the
+ * rest of the algorithm, and copies the permutation into a pinned buffer.
+ *
+ * Errors.  Every CUDA call is checked, every launch followed by
+ * cudaGetLastError; internally an error is a GsError exception, caught by
+ * each extern "C" function, which fills errbuf and returns non-zero.  Device
+ * memory is stream-ordered (cudaMallocAsync) and always freed by
+ * gscuda_sort_end, which also trims the memory pool so that the device's
+ * free memory returns to what it was.  No static constructor touches CUDA.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <atomic>
+#include <new>
+#include <string.h>
+#include <vector>
+
+#include "gpusort_cuda.h"
+#include "gs_common.cuh"
+#include "radix_sort.cuh"
+#include "bucket_sort.cuh"
+#include "gpusort_internal.cuh"
+
+#define GS_EXPORT extern "C" __attribute__((visibility("default")))
+
+using namespace gs;
+
+/* per-process CUDA state, set up by the first gscuda_init() */
+static int	cuda_init_state = 0;	/* 0 untried, 1 ready, -1 failed */
+static char cuda_init_error[256];
+static char cuda_device_name[256];
+static int	cuda_device = 0;
+static int	cuda_device_count_cached = -2;	/* -2: not asked yet */
+static char cuda_count_error[256];
+
+/* the fault armed for the next sort */
+static std::atomic<int> armed_fault(GSCUDA_FAULT_NONE);
+
+static void
+set_error(char *errbuf, size_t errlen, const char *msg)
+{
+	if (errbuf && errlen > 0)
+	{
+		strncpy(errbuf, msg, errlen - 1);
+		errbuf[errlen - 1] = '\0';
+	}
+}
+
+namespace gs
+{
+
+GsCudaAlgorithm
+resolve_algorithm(GsCudaAlgorithm algorithm, int key_words)
+{
+	if (algorithm != GSCUDA_ALGO_AUTO)
+		return algorithm;
+	/* from bench/results/kernel.md: see there */
+	return key_words == 1 ? GSCUDA_ALGO_RADIX : GSCUDA_ALGO_BUCKET;
+}
+
+/* Tile records and samples per tile of the bucket sort. */
+static size_t
+samples_for(int key_words, size_t records)
+{
+	return (size_t) div_up(records, bucket_tile_records(key_words)) *
+		bucket_tile_samples(key_words);
+}
+
+static void
+sort_tiles(const GsContext &ctx, int key_words, const uint64_t *keys, size_t n,
+		   size_t tile_begin, size_t tile_end, uint64_t *tkeys, uint32_t *tidx,
+		   uint64_t *skeys, uint32_t *sidx)
+{
+	switch (key_words)
+	{
+		case 1:
+			bucket_sort_tiles<1>(ctx, keys, n, tile_begin, tile_end, tkeys, tidx, skeys, sidx);
+			break;
+		case 2:
+			bucket_sort_tiles<2>(ctx, keys, n, tile_begin, tile_end, tkeys, tidx, skeys, sidx);
+			break;
+		case 3:
+			bucket_sort_tiles<3>(ctx, keys, n, tile_begin, tile_end, tkeys, tidx, skeys, sidx);
+			break;
+		default:
+			bucket_sort_tiles<4>(ctx, keys, n, tile_begin, tile_end, tkeys, tidx, skeys, sidx);
+			break;
+	}
+}
+
+static void
+finish_buckets(const GsContext &ctx, int key_words, uint64_t *keys, size_t n,
+			   uint64_t *tkeys, uint32_t *tidx, uint64_t *skeys, uint32_t *sidx,
+			   const uint64_t *diff, uint32_t *perm)
+{
+	switch (key_words)
+	{
+		case 1:
+			bucket_sort_finish<1>(ctx, keys, n, tkeys, tidx, skeys, sidx, diff, perm);
+			break;
+		case 2:
+			bucket_sort_finish<2>(ctx, keys, n, tkeys, tidx, skeys, sidx, diff, perm);
+			break;
+		case 3:
+			bucket_sort_finish<3>(ctx, keys, n, tkeys, tidx, skeys, sidx, diff, perm);
+			break;
+		default:
+			bucket_sort_finish<4>(ctx, keys, n, tkeys, tidx, skeys, sidx, diff, perm);
+			break;
+	}
+}
+
+/* 1: in order, 2: strictly descending, 0: neither. */
+static int
+presorted_direction(const PresortStats &st, size_t n)
+{
+	if (n < 2 || !st.not_ascending)
+		return 1;
+	if (!st.not_descending)
+		return 2;
+	return 0;
+}
+
+int
+sort_on_device(const GsContext &ctx, int key_words, GsCudaAlgorithm algorithm,
+			   uint64_t *keys, size_t n, uint32_t *perm)
+{
+	DevBuf<PresortStats> dstats(ctx.mem, 1);
+	PresortStats st;
+	int			direction;
+
+	if (n == 0)
+		return 1;
+	if (n >= ((size_t) 1 << 32) - 1)
+		fail("sorts of 2^32 records or more are not supported");
+	GS_CHECK(cudaMemsetAsync(dstats.get(), 0, sizeof(PresortStats), ctx.stream));
+	presort_scan(ctx, key_words, keys, 0, n, dstats.get());
+	GS_CHECK(cudaMemcpyAsync(&st, dstats.get(), sizeof(st), cudaMemcpyDeviceToHost, ctx.stream));
+	GS_CHECK(cudaStreamSynchronize(ctx.stream));
+	direction = presorted_direction(st, n);
+	if (direction)
+	{
+		fill_presorted(ctx, perm, n, direction);
+		return direction;
+	}
+	if (resolve_algorithm(algorithm, key_words) == GSCUDA_ALGO_RADIX)
+		radix_sort_values(ctx, keys, key_words, n, nullptr, perm, st.diff, true);
+	else
+	{
+		size_t		nsamples = samples_for(key_words, n);
+		DevBuf<uint64_t> tkeys(ctx.mem, n * key_words);
+		DevBuf<uint32_t> tidx(ctx.mem, n);
+		DevBuf<uint64_t> skeys(ctx.mem, nsamples * key_words);
+		DevBuf<uint32_t> sidx(ctx.mem, nsamples);
+
+		sort_tiles(ctx, key_words, keys, n, 0, div_up(n, bucket_tile_records(key_words)),
+				   tkeys.get(), tidx.get(), skeys.get(), sidx.get());
+		finish_buckets(ctx, key_words, keys, n, tkeys.get(), tidx.get(), skeys.get(),
+					   sidx.get(), st.diff, perm);
+	}
+	return 0;
+}
+
+}								/* namespace gs */
+
+/* One sort in progress. */
+struct GsCudaSort
+{
+	int			key_words = 1;
+	size_t		chunk_records = 0;
+	size_t		expected_records = 0;
+	GsCudaAlgorithm algorithm = GSCUDA_ALGO_RADIX;	/* resolved */
+	int			fault = GSCUDA_FAULT_NONE;
+
+	GsMemory	mem;
+	GsContext	ctx;
+	cudaStream_t stream = nullptr;
+
+	/* pinned chunk buffers, allocated in slabs */
+	std::vector<uint64_t *> chunks;
+	std::vector<void *> slabs;
+	size_t		slab_chunks = 1;
+
+	/* what has arrived on the device */
+	size_t		submitted_records = 0;
+	size_t		next_chunk = 0;
+	size_t		capacity = 0;	/* records the device arrays hold */
+	DevBuf<uint64_t> keys;
+	DevBuf<PresortStats> presort;
+
+	/* bucket sort: tiles sorted as chunks arrive */
+	DevBuf<uint64_t> tkeys;
+	DevBuf<uint32_t> tidx;
+	DevBuf<uint64_t> skeys;
+	DevBuf<uint32_t> sidx;
+	size_t		tiles_sorted = 0;
+
+	/* timing */
+	std::vector<cudaEvent_t> events;	/* pairs around each chunk copy */
+	cudaEvent_t sort_start = nullptr,
+				sort_end = nullptr,
+				d2h_start = nullptr,
+				d2h_end = nullptr;
+
+	/* the result */
+	uint32_t   *host_perm = nullptr;
+	PresortStats *host_presort = nullptr;
+
+	bool		bucket() const { return algorithm == GSCUDA_ALGO_BUCKET; }
+};
+
+static void
+make_event(cudaEvent_t *ev)
+{
+	GS_CHECK(cudaEventCreate(ev));
+}
+
+/* Free everything; never throws. */
+static void
+release_sort(GsCudaSort *sort)
+{
+	if (sort->stream)
+	{
+		if (cudaStreamSynchronize(sort->stream) != cudaSuccess)
+			(void) cudaGetLastError();
+	}
+	sort->keys.reset();
+	sort->presort.reset();
+	sort->tkeys.reset();
+	sort->tidx.reset();
+	sort->skeys.reset();
+	sort->sidx.reset();
+	for (cudaEvent_t ev : sort->events)
+		(void) cudaEventDestroy(ev);
+	sort->events.clear();
+	for (cudaEvent_t *ev : {&sort->sort_start, &sort->sort_end, &sort->d2h_start, &sort->d2h_end})
+	{
+		if (*ev)
+			(void) cudaEventDestroy(*ev);
+		*ev = nullptr;
+	}
+	for (void *slab : sort->slabs)
+		(void) cudaFreeHost(slab);
+	sort->slabs.clear();
+	sort->chunks.clear();
+	if (sort->host_perm)
+		(void) cudaFreeHost(sort->host_perm);
+	sort->host_perm = nullptr;
+	if (sort->host_presort)
+		(void) cudaFreeHost(sort->host_presort);
+	sort->host_presort = nullptr;
+	if (sort->stream)
+	{
+		cudaMemPool_t pool;
+
+		if (cudaStreamSynchronize(sort->stream) != cudaSuccess)
+			(void) cudaGetLastError();
+		(void) cudaStreamDestroy(sort->stream);
+		sort->stream = nullptr;
+		/* give the freed device memory back, so that others see it free */
+		if (cudaDeviceGetDefaultMemPool(&pool, cuda_device) == cudaSuccess)
+			(void) cudaMemPoolTrimTo(pool, 0);
+	}
+	(void) cudaGetLastError();
+}
+
+/* Device bytes per record the sort holds while chunks arrive. */
+static size_t
+resident_bytes_per_record(const GsCudaSort *sort)
+{
+	size_t		b = sort->key_words * sizeof(uint64_t);
+
+	if (sort->bucket())
+		b += sort->key_words * sizeof(uint64_t) + sizeof(uint32_t) +
+			(sort->key_words * sizeof(uint64_t) + sizeof(uint32_t)) / GS_SAMPLE_STEP + 1;
+	return b;
+}
+
+/* Further device bytes finish needs for n records (estimate, no fallback). */
+static size_t
+finish_bytes(const GsCudaSort *sort, size_t n)
+{
+	if (sort->bucket())
+		return n * (sizeof(uint32_t) * 3 + sizeof(uint64_t) * 2 / GS_SAMPLE_STEP) + (64 << 20);
+	/* values twice, word keys twice (once for one word), CUB temp */
+	return n * (2 * sizeof(uint32_t) + (sort->key_words == 1 ? 1 : 2) * sizeof(uint64_t)) +
+		n / 8 + (64 << 20);
+}
+
+/* Fail unless bytes more fit under the limit and in the device's free memory. */
+static void
+check_room(const GsCudaSort *sort, size_t bytes)
+{
+	size_t		free_bytes = 0,
+				total_bytes = 0;
+	char		buf[200];
+
+	if (sort->mem.limit != 0 && sort->mem.used + bytes > sort->mem.limit)
+	{
+		snprintf(buf, sizeof(buf), "sort needs about %zu MB of GPU memory, over its limit of %zu MB",
+				 (sort->mem.used + bytes) >> 20, sort->mem.limit >> 20);
+		fail(buf);
+	}
+	GS_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+	if (bytes + (256 << 20) > free_bytes)
+	{
+		snprintf(buf, sizeof(buf), "sort needs about %zu MB more GPU memory, %zu MB free",
+				 bytes >> 20, free_bytes >> 20);
+		fail(buf);
+	}
+}
+
+/* Make the device arrays hold at least records records (keeping content). */
+static void
+ensure_capacity(GsCudaSort *sort, size_t records)
+{
+	size_t		cap;
+	int			kw = sort->key_words;
+
+	if (records <= sort->capacity)
+		return;
+	cap = sort->capacity * 2;
+	if (cap < records)
+		cap = records;
+	if (cap < sort->expected_records)
+		cap = sort->expected_records;
+	/* whole chunks, whole tiles */
+	cap = (size_t) div_up(cap, sort->chunk_records) * sort->chunk_records;
+	if (sort->bucket())
+		cap = (size_t) div_up(cap, bucket_tile_records(kw)) * bucket_tile_records(kw);
+	check_room(sort, (cap - sort->capacity) * resident_bytes_per_record(sort));
+
+	{
+		DevBuf<uint64_t> keys(&sort->mem, cap * kw);
+
+		if (sort->submitted_records)
+			GS_CHECK(cudaMemcpyAsync(keys.get(), sort->keys.get(),
+									 sort->submitted_records * kw * sizeof(uint64_t),
+									 cudaMemcpyDeviceToDevice, sort->stream));
+		sort->keys.swap(keys);
+	}
+	if (sort->bucket())
+	{
+		size_t		tile = bucket_tile_records(kw);
+		size_t		sorted = sort->tiles_sorted * tile;
+		size_t		nsamples = samples_for(kw, cap);
+		size_t		sorted_samples = sort->tiles_sorted * bucket_tile_samples(kw);
+		DevBuf<uint64_t> tkeys(&sort->mem, cap * kw);
+		DevBuf<uint32_t> tidx(&sort->mem, cap);
+		DevBuf<uint64_t> skeys(&sort->mem, nsamples * kw);
+		DevBuf<uint32_t> sidx(&sort->mem, nsamples);
+
+		if (sorted)
+		{
+			GS_CHECK(cudaMemcpyAsync(tkeys.get(), sort->tkeys.get(), sorted * kw * sizeof(uint64_t),
+									 cudaMemcpyDeviceToDevice, sort->stream));
+			GS_CHECK(cudaMemcpyAsync(tidx.get(), sort->tidx.get(), sorted * sizeof(uint32_t),
+									 cudaMemcpyDeviceToDevice, sort->stream));
+			GS_CHECK(cudaMemcpyAsync(skeys.get(), sort->skeys.get(),
+									 sorted_samples * kw * sizeof(uint64_t),
+									 cudaMemcpyDeviceToDevice, sort->stream));
+			GS_CHECK(cudaMemcpyAsync(sidx.get(), sort->sidx.get(),
+									 sorted_samples * sizeof(uint32_t),
+									 cudaMemcpyDeviceToDevice, sort->stream));
+		}
+		sort->tkeys.swap(tkeys);
+		sort->tidx.swap(tidx);
+		sort->skeys.swap(skeys);
+		sort->sidx.swap(sidx);
+	}
+	sort->capacity = cap;
+}
+
+/* Copy chunk chunkno (nrecords records) to the device and start on it. */
+static void
+submit_chunk(GsCudaSort *sort, size_t chunkno, size_t nrecords)
+{
+	size_t		start = chunkno * sort->chunk_records;
+	size_t		end = start + nrecords;
+	int			kw = sort->key_words;
+	cudaEvent_t ev[2];
+
+	if (chunkno >= sort->chunks.size() || sort->chunks[chunkno] == nullptr)
+		fail("chunk submitted before its buffer was requested");
+	if (nrecords > sort->chunk_records)
+		fail("chunk holds more records than chunk_records");
+	if (chunkno != sort->next_chunk || start != sort->submitted_records)
+		fail("chunks must be submitted in order, all full but the last");
+	if (end >= ((size_t) 1 << 32) - 1)
+		fail("sorts of 2^32 records or more are not supported");
+	if (nrecords == 0)
+	{
+		sort->next_chunk++;
+		return;
+	}
+
+	ensure_capacity(sort, end);
+	make_event(&ev[0]);
+	sort->events.push_back(ev[0]);
+	make_event(&ev[1]);
+	sort->events.push_back(ev[1]);
+
+	GS_CHECK(cudaEventRecord(ev[0], sort->stream));
+	if (sort->fault == GSCUDA_FAULT_H2D)
+		fail("cudaMemcpyAsync to the device (injected fault)", cudaErrorInvalidValue);
+	GS_CHECK(cudaMemcpyAsync(sort->keys.get() + start * kw, sort->chunks[chunkno],
+							 nrecords * kw * sizeof(uint64_t), cudaMemcpyHostToDevice,
+							 sort->stream));
+	GS_CHECK(cudaEventRecord(ev[1], sort->stream));
+
+	presort_scan(sort->ctx, kw, sort->keys.get(), start, end, sort->presort.get());
+	sort->submitted_records = end;
+	sort->next_chunk++;
+
+	/* the bucket sort's tiles whose records have all arrived */
+	if (sort->bucket() && nrecords == sort->chunk_records)
+	{
+		size_t		complete = end / bucket_tile_records(kw);
+
+		if (complete > sort->tiles_sorted)
+		{
+			sort_tiles(sort->ctx, kw, sort->keys.get(), end, sort->tiles_sorted, complete,
+					   sort->tkeys.get(), sort->tidx.get(), sort->skeys.get(), sort->sidx.get());
+			sort->tiles_sorted = complete;
+		}
+	}
+}
+
+static float
+elapsed_ms(cudaEvent_t a, cudaEvent_t b)
+{
+	float		ms = 0;
+
+	GS_CHECK(cudaEventElapsedTime(&ms, a, b));
+	return ms;
+}
+
+static void
+finish_sort(GsCudaSort *sort, size_t n, const uint32_t **perm_out, GsCudaStats *stats)
+{
+	int			kw = sort->key_words;
+	int			direction;
+	uint32_t   *perm;
+	DevBuf<uint32_t> perm_buf;
+	double		h2d = 0;
+
+	/* the last chunks, if the caller filled but did not submit them */
+	while (sort->submitted_records < n)
+	{
+		size_t		c = sort->next_chunk;
+		size_t		left = n - sort->submitted_records;
+
+		submit_chunk(sort, c, left < sort->chunk_records ? left : sort->chunk_records);
+	}
+	if (sort->submitted_records != n)
+		fail("more records were submitted than the sort was asked to finish");
+
+	make_event(&sort->sort_start);
+	make_event(&sort->sort_end);
+	make_event(&sort->d2h_start);
+	make_event(&sort->d2h_end);
+	GS_CHECK(cudaEventRecord(sort->sort_start, sort->stream));
+
+	if (n > 0)
+	{
+		GS_CHECK(cudaMemcpyAsync(sort->host_presort, sort->presort.get(), sizeof(PresortStats),
+								 cudaMemcpyDeviceToHost, sort->stream));
+		GS_CHECK(cudaStreamSynchronize(sort->stream));
+	}
+	if (sort->fault == GSCUDA_FAULT_KERNEL)
+		fail("kernel execution (injected fault)", cudaErrorLaunchFailure);
+	direction = presorted_direction(*sort->host_presort, n);
+
+	if (direction || !sort->bucket())
+		check_room(sort, direction ? n * sizeof(uint32_t) : finish_bytes(sort, n));
+	else
+		check_room(sort, finish_bytes(sort, n));
+
+	if (sort->bucket() && n > 0)
+		perm = sort->tidx.get();	/* dead once the buckets are filled */
+	else
+	{
+		perm_buf.allocate(&sort->mem, n);
+		perm = perm_buf.get();
+	}
+
+	if (n == 0)
+		;
+	else if (direction)
+		fill_presorted(sort->ctx, perm, n, direction);
+	else if (sort->bucket())
+	{
+		size_t		ntiles = div_up(n, bucket_tile_records(kw));
+
+		sort_tiles(sort->ctx, kw, sort->keys.get(), n, sort->tiles_sorted, ntiles,
+				   sort->tkeys.get(), sort->tidx.get(), sort->skeys.get(), sort->sidx.get());
+		sort->tiles_sorted = ntiles;
+		finish_buckets(sort->ctx, kw, sort->keys.get(), n, sort->tkeys.get(),
+					   sort->tidx.get(), sort->skeys.get(), sort->sidx.get(),
+					   sort->host_presort->diff, perm);
+	}
+	else
+		radix_sort_values(sort->ctx, sort->keys.get(), kw, n, nullptr, perm,
+						  sort->host_presort->diff, true);
+	GS_CHECK(cudaEventRecord(sort->sort_end, sort->stream));
+
+	/* the permutation, into pinned memory */
+	if (sort->host_perm)
+		(void) cudaFreeHost(sort->host_perm);
+	sort->host_perm = nullptr;
+	GS_CHECK(cudaMallocHost((void **) &sort->host_perm, (n > 0 ? n : 1) * sizeof(uint32_t)));
+	GS_CHECK(cudaEventRecord(sort->d2h_start, sort->stream));
+	if (sort->fault == GSCUDA_FAULT_D2H)
+		fail("cudaMemcpyAsync to the host (injected fault)", cudaErrorInvalidValue);
+	if (n > 0)
+		GS_CHECK(cudaMemcpyAsync(sort->host_perm, perm, n * sizeof(uint32_t),
+								 cudaMemcpyDeviceToHost, sort->stream));
+	GS_CHECK(cudaEventRecord(sort->d2h_end, sort->stream));
+	GS_CHECK(cudaStreamSynchronize(sort->stream));
+
+	for (size_t i = 0; i + 1 < sort->events.size(); i += 2)
+		h2d += elapsed_ms(sort->events[i], sort->events[i + 1]);
+	if (stats)
+	{
+		memset(stats, 0, sizeof(*stats));
+		snprintf(stats->algorithm, sizeof(stats->algorithm), "%s",
+				 direction ? "presorted" :
+				 sort->bucket() ? "bucket sort" : "radix sort");
+		stats->h2d_ms = h2d;
+		stats->sort_ms = elapsed_ms(sort->sort_start, sort->sort_end);
+		stats->d2h_ms = elapsed_ms(sort->d2h_start, sort->d2h_end);
+		stats->device_bytes = sort->mem.peak;
+		stats->presorted = direction;
+	}
+	*perm_out = sort->host_perm;
+}
+
+/* ---------- the C interface ---------- */
+
+static void
+init_cuda(int device)
+{
+	int			count = 0;
+	cudaDeviceProp prop;
+
+	GS_CHECK(cudaGetDeviceCount(&count));
+	if (device < 0 || device >= count)
+	{
+		char		buf[128];
+
+		snprintf(buf, sizeof(buf), "no CUDA device %d (%d found)", device, count);
+		fail(buf);
+	}
+	GS_CHECK(cudaSetDevice(device));
+	GS_CHECK(cudaFree(0));		/* create the context now */
+	GS_CHECK(cudaGetDeviceProperties(&prop, device));
+	if (prop.major < 9)
+	{
+		char		buf[160];
+
+		snprintf(buf, sizeof(buf), "%s has compute capability %d.%d; gpusort is built for 9.0",
+				 prop.name, prop.major, prop.minor);
+		fail(buf);
+	}
+	snprintf(cuda_device_name, sizeof(cuda_device_name), "%s", prop.name);
+	cuda_device = device;
+}
+
+GS_EXPORT int
+gscuda_init(int device, char *name, size_t namelen, size_t *free_bytes,
+			size_t *total_bytes, char *errbuf, size_t errlen)
+{
+	try
+	{
+		if (cuda_init_state == 0)
+		{
+			try
+			{
+				init_cuda(device);
+				cuda_init_state = 1;
+			}
+			catch (const GsError &e)
+			{
+				snprintf(cuda_init_error, sizeof(cuda_init_error), "%s", e.message.c_str());
+				cuda_init_state = -1;
+			}
+		}
+		if (cuda_init_state < 0)
+		{
+			set_error(errbuf, errlen, cuda_init_error);
+			return 1;
+		}
+		if (name && namelen > 0)
+			set_error(name, namelen, cuda_device_name);
+		if (free_bytes || total_bytes)
+		{
+			size_t		f = 0,
+						t = 0;
+
+			GS_CHECK(cudaMemGetInfo(&f, &t));
+			if (free_bytes)
+				*free_bytes = f;
+			if (total_bytes)
+				*total_bytes = t;
+		}
+		return 0;
+	}
+	catch (const GsError &e)
+	{
+		set_error(errbuf, errlen, e.message.c_str());
+	}
+	catch (...)
+	{
+		set_error(errbuf, errlen, "unexpected error in gscuda_init");
+	}
+	return 1;
+}
+
+GS_EXPORT int
+gscuda_device_count(char *errbuf, size_t errlen)
+{
+	if (cuda_device_count_cached == -2)
+	{
+		int			count = 0;
+		cudaError_t err = cudaGetDeviceCount(&count);
+
+		if (err != cudaSuccess)
+		{
+			(void) cudaGetLastError();
+			snprintf(cuda_count_error, sizeof(cuda_count_error), "cudaGetDeviceCount: %s",
+					 cudaGetErrorString(err));
+			cuda_device_count_cached = -1;
+		}
+		else
+			cuda_device_count_cached = count;
+	}
+	if (cuda_device_count_cached < 0)
+		set_error(errbuf, errlen, cuda_count_error);
+	return cuda_device_count_cached;
+}
+
+GS_EXPORT void
+gscuda_set_fault(GsCudaFault fault)
+{
+	armed_fault.store((int) fault);
+}
+
+GS_EXPORT GsCudaSort *
+gscuda_sort_begin(int key_words, size_t chunk_records, size_t expected_records,
+				  GsCudaAlgorithm algorithm, size_t mem_limit, char *errbuf, size_t errlen)
+{
+	GsCudaSort *sort = nullptr;
+
+	try
+	{
+		int			fault = armed_fault.exchange(GSCUDA_FAULT_NONE);
+
+		if (fault == GSCUDA_FAULT_INIT)
+			fail("CUDA initialization (injected fault)", cudaErrorInitializationError);
+		if (cuda_init_state == 0 && gscuda_init(0, nullptr, 0, nullptr, nullptr, errbuf, errlen) != 0)
+			return nullptr;
+		if (cuda_init_state < 0)
+			fail(cuda_init_error);
+		if (key_words < 1 || key_words > GSCUDA_MAX_KEY_WORDS)
+			fail("key_words must be 1 to 4");
+		if (chunk_records == 0 || (chunk_records & (chunk_records - 1)) != 0)
+			fail("chunk_records must be a power of two");
+		if (algorithm < GSCUDA_ALGO_AUTO || algorithm > GSCUDA_ALGO_RADIX)
+			fail("unknown algorithm");
+		GS_CHECK(cudaSetDevice(cuda_device));
+
+		sort = new GsCudaSort();
+		sort->key_words = key_words;
+		sort->chunk_records = chunk_records;
+		sort->expected_records = expected_records;
+		sort->algorithm = resolve_algorithm(algorithm, key_words);
+		sort->fault = fault;
+		{
+			size_t		chunk_bytes = chunk_records * key_words * sizeof(uint64_t);
+			size_t		slab = ((size_t) 16 << 20) / chunk_bytes;
+
+			sort->slab_chunks = slab < 1 ? 1 : (slab > 64 ? 64 : slab);
+		}
+		GS_CHECK(cudaStreamCreateWithFlags(&sort->stream, cudaStreamNonBlocking));
+		sort->mem.limit = mem_limit;
+		sort->mem.fault = fault;
+		sort->mem.stream = sort->stream;
+		sort->ctx.stream = sort->stream;
+		sort->ctx.mem = &sort->mem;
+		sort->ctx.fault = fault;
+		GS_CHECK(cudaMallocHost((void **) &sort->host_presort, sizeof(PresortStats)));
+		memset(sort->host_presort, 0, sizeof(PresortStats));
+		sort->presort.allocate(&sort->mem, 1);
+		GS_CHECK(cudaMemsetAsync(sort->presort.get(), 0, sizeof(PresortStats), sort->stream));
+		if (expected_records > 0)
+		{
+			/* fail now rather than after the data has been produced */
+			check_room(sort, expected_records *
+					   (resident_bytes_per_record(sort) + 0) + finish_bytes(sort, expected_records));
+			ensure_capacity(sort, expected_records);
+		}
+		return sort;
+	}
+	catch (const GsError &e)
+	{
+		set_error(errbuf, errlen, e.message.c_str());
+	}
+	catch (const std::bad_alloc &)
+	{
+		set_error(errbuf, errlen, "out of host memory");
+	}
+	catch (...)
+	{
+		set_error(errbuf, errlen, "unexpected error in gscuda_sort_begin");
+	}
+	if (sort)
+	{
+		release_sort(sort);
+		delete sort;
+	}
+	return nullptr;
+}
+
+GS_EXPORT uint64_t *
+gscuda_sort_chunk(GsCudaSort *sort, size_t chunkno, char *errbuf, size_t errlen)
+{
+	try
+	{
+		if (sort == nullptr)
+			fail("no sort");
+		if (chunkno >= sort->chunks.size() || sort->chunks[chunkno] == nullptr)
+		{
+			size_t		first = chunkno - chunkno % sort->slab_chunks;
+			size_t		chunk_bytes = sort->chunk_records * sort->key_words * sizeof(uint64_t);
+			void	   *slab = nullptr;
+
+			if (sort->chunks.size() < first + sort->slab_chunks)
+				sort->chunks.resize(first + sort->slab_chunks, nullptr);
+			GS_CHECK(cudaMallocHost(&slab, chunk_bytes * sort->slab_chunks));
+			sort->slabs.push_back(slab);
+			for (size_t i = 0; i < sort->slab_chunks; i++)
+				sort->chunks[first + i] = (uint64_t *) ((char *) slab + i * chunk_bytes);
+		}
+		return sort->chunks[chunkno];
+	}
+	catch (const GsError &e)
+	{
+		set_error(errbuf, errlen, e.message.c_str());
+	}
+	catch (...)
+	{
+		set_error(errbuf, errlen, "out of pinned host memory");
+	}
+	return nullptr;
+}
+
+GS_EXPORT int
+gscuda_sort_submit(GsCudaSort *sort, size_t chunkno, size_t nrecords,
+				   char *errbuf, size_t errlen)
+{
+	try
+	{
+		if (sort == nullptr)
+			fail("no sort");
+		submit_chunk(sort, chunkno, nrecords);
+		return 0;
+	}
+	catch (const GsError &e)
+	{
+		set_error(errbuf, errlen, e.message.c_str());
+	}
+	catch (...)
+	{
+		set_error(errbuf, errlen, "unexpected error in gscuda_sort_submit");
+	}
+	return 1;
+}
+
+GS_EXPORT int
+gscuda_sort_finish(GsCudaSort *sort, size_t nrecords, const uint32_t **perm,
+				   GsCudaStats *stats, char *errbuf, size_t errlen)
+{
+	try
+	{
+		if (sort == nullptr)
+			fail("no sort");
+		finish_sort(sort, nrecords, perm, stats);
+		return 0;
+	}
+	catch (const GsError &e)
+	{
+		set_error(errbuf, errlen, e.message.c_str());
+	}
+	catch (...)
+	{
+		set_error(errbuf, errlen, "unexpected error in gscuda_sort_finish");
+	}
+	if (sort && sort->stream)
+	{
+		/* leave nothing running that could touch the caller's buffers */
+		if (cudaStreamSynchronize(sort->stream) != cudaSuccess)
+			(void) cudaGetLastError();
+	}
+	return 1;
+}
+
+GS_EXPORT void
+gscuda_sort_end(GsCudaSort *sort)
+{
+	if (sort == nullptr)
+		return;
+	try
+	{
+		release_sort(sort);
+	}
+	catch (...)
+	{
+	}
+	delete sort;
+}

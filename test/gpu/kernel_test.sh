@@ -1,0 +1,44 @@
+#!/bin/bash
+# test/gpu/kernel_test.sh: build and run the CUDA engine's kernel tests.
+#
+# Builds test/gpu/kernel_test (cuda/*.cu with nvcc, src/cpu_radix.c with
+# gcc as the reference), runs the full test, then compute-sanitizer's
+# memcheck and racecheck on the quick mode.  Exits non-zero on any failure.
+#
+#   test/gpu/kernel_test.sh [BUILDDIR]
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=${1:-/tmp/gpusort_kernel_test}
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+NVCC=${NVCC:-$CUDA_HOME/bin/nvcc}
+SANITIZER=${SANITIZER:-$CUDA_HOME/bin/compute-sanitizer}
+NVCCFLAGS="-O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -Xcompiler -fPIC -Xcompiler -fvisibility=hidden --expt-relaxed-constexpr -lineinfo -I$root/src -I$root/cuda"
+mkdir -p "$build"
+status=0
+
+echo "== build"
+gcc -O2 -std=gnu11 -c "$root/src/cpu_radix.c" -o "$build/cpu_radix.o" || exit 1
+for f in "$root"/cuda/*.cu; do
+  $NVCC $NVCCFLAGS -c "$f" -o "$build/$(basename "$f" .cu).o" || exit 1
+done
+$NVCC $NVCCFLAGS -c "$root/test/gpu/kernel_test.cu" -o "$build/kernel_test.o" || exit 1
+$NVCC -o "$build/kernel_test" "$build"/*.o -lcudart_static -ldl -lrt -lpthread || exit 1
+
+echo "== kernel_test"
+"$build/kernel_test" || status=1
+
+for tool in memcheck racecheck; do
+  echo "== compute-sanitizer --tool $tool kernel_test --quick"
+  "$SANITIZER" --tool $tool --error-exitcode 99 "$build/kernel_test" --quick > "$build/$tool.log" 2>&1
+  rc=$?
+  tail -3 "$build/$tool.log"
+  grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$build/$tool.log" | tail -1
+  if [ $rc -ne 0 ]; then
+    echo "FAIL: $tool (exit $rc)"
+    grep -m 20 -E "=========" "$build/$tool.log"
+    status=1
+  fi
+done
+
+[ $status -eq 0 ] && echo "== kernel tests passed" || echo "== kernel tests FAILED"
+exit $status
