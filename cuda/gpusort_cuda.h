@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * gpusort_cuda.h
- *	  C interface of the CUDA engine (cuda/*.cu), as seen from src/.
+ *	  C interface of the CUDA engine (the .cu files in cuda/), as seen from src/.
  *
  * The CUDA side knows nothing of PostgreSQL: it never pallocs, never
  * ereports and never longjmps.  Every function reports failure by returning
