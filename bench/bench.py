@@ -56,10 +56,11 @@ def psql(sql, capture=True):
     return proc.stdout
 
 
-def make_tables(n, distributions):
+def make_tables(n, distributions, need_main=True):
     """t_N(k, pad, f) for the query mix; d_<dist>_N(k, pad) per distribution."""
     name = "t_%d" % n
-    exists = psql("SELECT to_regclass('%s') IS NOT NULL" % name).strip() == "t"
+    exists = (not need_main or
+              psql("SELECT to_regclass('%s') IS NOT NULL" % name).strip() == "t")
     if not exists:
         print("  creating %s" % name, flush=True)
         psql("""SELECT setseed(0.42);
@@ -143,6 +144,9 @@ def main():
                     help="distributions for the ORDER BY k runs ('' for none)")
     ap.add_argument("--distribution-rows", type=int, default=None,
                     help="run the distributions only at this size (default: the largest)")
+    ap.add_argument("--queries", default="",
+                    help="run only queries whose label contains one of these "
+                         "comma-separated strings (e.g. '[' for the distributions)")
     ap.add_argument("--out", default="bench/out")
     args = ap.parse_args()
 
@@ -155,8 +159,11 @@ def main():
     results = []
     for n in sizes:
         print("== %d rows" % n, flush=True)
-        make_tables(n, dists if n == dist_rows else [])
+        make_tables(n, dists if n == dist_rows else [], need_main=not args.queries.startswith("["))
+        only = [q for q in args.queries.split(",") if q]
         for label, sql, wanted in queries(n, dists if n == dist_rows else []):
+            if only and not any(q in label for q in only):
+                continue
             for setting in wanted:
                 if setting not in settings:
                     continue

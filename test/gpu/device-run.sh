@@ -1,0 +1,33 @@
+#!/bin/bash
+# test/gpu/device-run.sh: one call of the project's GPU host (device tool).
+#
+#   source .device/pg-on-device.sh && test/gpu/device-run.sh PHASE...
+#
+# PHASE: tests (test/gpu/run.sh: regression suite on the GPU engine and
+# kernel tests), bench (bench/run.sh on 1M and 10M rows), dists (the
+# distribution runs at 10M rows), kernel (bench/kernel_bench.sh).  Logs and
+# results go to $OUT (the device tool brings them back).
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+out=${OUT:-/tmp/gpusort-out}
+mkdir -p "$out"
+cd "$root"
+nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv > "$out/gpu.txt" 2>&1
+for phase in "$@"; do
+  echo "== $phase ($(date +%T))"
+  case $phase in
+    tests)
+      GPUSORT_TEST_USER=pgrun test/gpu/run.sh "$out/tests" ;;
+    bench)
+      GPUSORT_TEST_USER=pgrun bench/run.sh --rows 1000000,10000000 --runs 3 \
+        --distributions '' --out "$out/bench" > "$out/bench.log" 2>&1
+      tail -25 "$out/bench.log" ;;
+    dists)
+      GPUSORT_TEST_USER=pgrun bench/run.sh --rows 10000000 --runs 3 --settings native,cpu,gpu \
+        --queries '[' --out "$out/dists" > "$out/dists.log" 2>&1
+      tail -15 "$out/dists.log" ;;
+    kernel)
+      bench/kernel_bench.sh > "$out/kernel_bench.log" 2>&1; tail -30 "$out/kernel_bench.log" ;;
+  esac
+done
+echo "== done ($(date +%T))"
