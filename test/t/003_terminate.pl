@@ -1,0 +1,185 @@
+# 003_terminate.pl: interrupting a backend in the middle of a big GpuSort.
+#
+#  1. pg_terminate_backend() of a backend that is loading a big GpuSort
+#     (its input is slowed down so that it is caught in the sort): the
+#     backend exits with "terminating connection due to administrator
+#     command", no other backend is disturbed, the server does not restart,
+#     and the next queries, in new sessions, sort correctly;
+#  2. pg_cancel_backend() of a big GpuSort, then the same session sorts
+#     again and gets the native result (the sort's state was cleaned up);
+#  3. a CPU-bound sort on text keys (the comparator pass) cancelled by
+#     statement_timeout, then the same session sorts correctly; and the
+#     cancel should take effect about as soon as on PostgreSQL's Sort
+#     (marked TODO: the comparator pass does not check for interrupts).
+# gpusort.engine comes from $ENV{GPUSORT_ENGINE} (default cpu).
+use strict;
+use warnings;
+
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $engine = $ENV{GPUSORT_ENGINE} || 'cpu';
+
+my $node = PostgreSQL::Test::Cluster->new('terminate');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'gpusort'
+gpusort.engine = '$engine'
+gpusort.min_rows = 0
+max_parallel_workers_per_gather = 0
+jit = off
+});
+$node->start;
+
+$node->safe_psql('postgres', q{
+CREATE TABLE big AS
+  SELECT g AS id, hashint4(g) % 100000 AS k, md5(g::text) AS s
+    FROM generate_series(1, 300000) g;
+ANALYZE big;
+});
+my $check = q{SELECT md5(string_agg(k || ':' || id, ',')), count(*) FROM (SELECT k, id FROM big ORDER BY k DESC, id) x};
+my $native = $node->safe_psql('postgres', "SET gpusort.enabled = off; $check");
+my $start_time = $node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()');
+
+# a big sort whose input comes slowly: 300000 rows, with a 20 ms sleep
+# every 1000 rows (about 6 s in all), tagged so it can be found
+my $slow = q{SELECT /* slow_gpusort */ count(*), sum(k)
+  FROM (SELECT k, s FROM big WHERE CASE WHEN id % 1000 = 0 THEN pg_sleep(0.02) IS NOT NULL ELSE true END
+         ORDER BY s DESC, k) x};
+like($node->safe_psql('postgres', "EXPLAIN (COSTS OFF) $slow"), qr/Custom Scan \(GpuSort\)/,
+	'the slow query is a GpuSort');
+
+# starts a script (the slow query first) in a psql of its own, reading
+# and writing files so that it runs without being pumped; returns the
+# handle and the output files once the query has been running for a while
+my $tmp = PostgreSQL::Test::Utils::tempdir();
+my $nscript = 0;
+sub start_slow
+{
+	my ($script) = @_;
+	my $base = "$tmp/script" . $nscript++;
+	append_to_file("$base.sql", $script);
+	my $h = IPC::Run::start(
+		[ 'psql', '-XAtq', '-d', $node->connstr('postgres'), '-f', "$base.sql" ],
+		'>', "$base.out", '2>', "$base.err");
+	$node->poll_query_until('postgres', q{
+		SELECT count(*) = 1 FROM pg_stat_activity
+		 WHERE query LIKE '%slow_gpusort%' AND pid <> pg_backend_pid()
+		   AND state = 'active' AND now() - query_start > interval '700 ms'})
+	  or die 'the slow query did not start';
+	return ($h, "$base.out", "$base.err");
+}
+
+sub slow_pid
+{
+	return $node->safe_psql('postgres', q{
+		SELECT pid FROM pg_stat_activity
+		 WHERE query LIKE '%slow_gpusort%' AND pid <> pg_backend_pid() AND state = 'active'});
+}
+
+# a bystander session, idle in a transaction during the termination
+my ($by_out, $by_err) = ('', '');
+my $by_in = "BEGIN;\nSELECT 'bystander ready';\n";
+my $bystander = IPC::Run::start(
+	[ 'psql', '-XAtq', '-d', $node->connstr('postgres') ],
+	'<', \$by_in, '>', \$by_out, '2>', \$by_err);
+pump $bystander until $by_out =~ /bystander ready/;
+
+# 1. pg_terminate_backend in the middle of the sort
+my $log_offset = -s $node->logfile;
+my ($h, $out, $err) = start_slow("$slow;\n");
+my $pid = slow_pid();
+like($pid, qr/^\d+$/, 'found the sorting backend');
+is($node->safe_psql('postgres', "SELECT pg_terminate_backend($pid, 10000)"), 't', 'terminated');
+$h->finish;
+like(slurp_file($err), qr/terminating connection due to administrator command/, 'the client was told why');
+unlike(slurp_file($out), qr/\d/, 'the terminated query returned no result');
+is($node->safe_psql('postgres', "SELECT count(*) FROM pg_stat_activity WHERE pid = $pid"), '0',
+	'the backend is gone');
+
+# the bystander's transaction lives on
+$by_in .= "SELECT 'bystander ' || count(*) FROM big;\nCOMMIT;\n";
+pump $bystander until $by_out =~ /bystander \d+/ || $by_err ne '';
+like($by_out, qr/bystander 300000/, 'the other session was not disturbed');
+$by_in .= "\\q\n";
+$bystander->finish;
+
+is($node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()'), $start_time,
+	'the server did not restart');
+is($node->safe_psql('postgres', $check), $native, 'a new session sorts correctly');
+my $log = slurp_file($node->logfile, $log_offset);
+like($log, qr/terminating connection due to administrator command/, 'termination logged');
+unlike($log, qr/terminated by signal|was terminated|exited with exit code|PANIC|reinitializ/,
+	'no crash, no restart');
+
+# 2. pg_cancel_backend, then the same session sorts again
+($h, $out, $err) = start_slow("$slow;\n\\echo after cancel\n$check;\n");
+$pid = slow_pid();
+is($node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)"), 't', 'cancelled');
+$h->finish;
+like(slurp_file($err), qr/canceling statement due to user request/, 'the slow query was cancelled');
+like(slurp_file($out), qr/after cancel\n\Q$native\E/, 'the same session then sorts correctly');
+
+# 3. a CPU-bound sort (text keys: the comparator pass) cancelled by
+# statement_timeout, then a correct sort in the same session; and how soon
+# the cancel takes effect, compared with PostgreSQL's Sort
+my $busy = q{SELECT /* busy_gpusort */ count(*) FROM (SELECT a.s || v.x AS t FROM big a, generate_series(1, 6) v(x) ORDER BY 1 DESC) x};
+like($node->safe_psql('postgres', "EXPLAIN (COSTS OFF) $busy"), qr/Custom Scan \(GpuSort\)/,
+	'the busy query is a GpuSort');
+
+# runs the busy query with a statement_timeout (0: none) in a session of its
+# own, then the check query; returns the seconds the busy query took, its
+# error output and the check's output
+sub run_busy
+{
+	my ($timeout, $settings) = @_;
+	my $script = "$settings;\nSET statement_timeout = '${timeout}s';\n\\timing on\n$busy;\n\\timing off\n"
+	  . "RESET statement_timeout;\nRESET gpusort.enabled;\n\\echo after busy\n$check;\n";
+	my ($bout, $berr) = ('', '');
+	IPC::Run::run([ 'psql', '-XAtq', '-d', $node->connstr('postgres') ],
+		'<', \$script, '>', \$bout, '2>', \$berr);
+	my ($ms) = $bout =~ /Time: ([\d.]+) ms/;
+	return ($ms / 1000, $berr, $bout);
+}
+
+my ($full) = run_busy(0, 'SET gpusort.enabled = on');
+note "the busy GpuSort takes $full s";
+for my $timeout (qw(0.1 0.6))
+{
+	my ($secs, $berr, $bout) = run_busy($timeout, 'SET gpusort.enabled = on');
+	like($berr, qr/^(|ERROR:  canceling statement due to statement timeout\n)$/,
+		"busy sort cancelled by statement_timeout after ${timeout}s (or done)");
+	like($bout, qr/after busy\n\Q$native\E/, 'then the same session sorts correctly');
+}
+
+# a cancel should land about as soon on GpuSort as on PostgreSQL's Sort:
+# with the timeout at 60% of the whole sort (in its comparator pass), the
+# query should end within 0.6 s of it; meaningful only when the rest of the
+# sort takes clearly longer than that
+SKIP:
+{
+	skip "the busy sort takes only $full s here", 2 if $full < 2.5;
+	my ($native_full) = run_busy(0, 'SET gpusort.enabled = off');
+	my $native_timeout = sprintf('%.2f', 0.6 * $native_full);
+	my ($native_secs, $native_err) = run_busy($native_timeout, 'SET gpusort.enabled = off');
+	ok($native_secs < $native_timeout + 0.6 && $native_err =~ /statement timeout/,
+		"PostgreSQL's Sort ($native_full s) with a ${native_timeout}s timeout: cancelled after $native_secs s");
+	my $timeout = sprintf('%.2f', 0.6 * $full);
+	my ($secs) = run_busy($timeout, 'SET gpusort.enabled = on');
+	TODO:
+	{
+		local $TODO = 'the comparator pass (tiebreak.c) does not check for interrupts inside a run';
+		cmp_ok($secs, '<', $timeout + 0.6,
+			"GpuSort with a ${timeout}s timeout: ended after $secs s (whole sort: $full s)");
+	}
+}
+
+is($node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()'), $start_time,
+	'the server never restarted');
+$node->stop;
+$log = slurp_file($node->logfile);
+unlike($log, qr/terminated by signal|was terminated by|PANIC/, 'no backend crashed');
+
+done_testing();
