@@ -60,7 +60,7 @@ $digest;
 	my ($plan, $result) = split /--result--\n/, $out;
 	if ($want_gpusort)
 	{
-		like($plan, qr/^Custom Scan \(GpuSort\)/m, "$name: GpuSort in the plan");
+		like($plan, qr/(^|->  )Custom Scan \(GpuSort\)/m, "$name: GpuSort in the plan");
 		like($plan, qr/Sort Key: k DESC, s, id/, "$name: sort key");
 	}
 	else
@@ -78,6 +78,15 @@ check_session('no preload, new session without LOAD', 'postgres', 0);
 # the settings exist once loaded, and disable it again
 check_session('no preload, LOAD then disabled', 'postgres', 0,
 	"LOAD 'gpusort'; SET gpusort.enabled = off");
+# parallel workers of a session that LOADed gpusort load it too, and run
+# the GpuSort below Gather Merge
+my $parallel = q{SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0};
+check_session('no preload, after LOAD, parallel', 'postgres', 1, "LOAD 'gpusort'; $parallel");
+my $pplan = $node->safe_psql('postgres', "LOAD 'gpusort'; $parallel;
+	EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $order_by");
+like($pplan, qr/Gather Merge.*Workers Launched: [12]\n\s+->  Custom Scan \(GpuSort\)/s,
+	'no preload, after LOAD: workers ran the GpuSort');
 is($node->safe_psql('postgres', "LOAD 'gpusort'; SHOW gpusort.engine"),
 	$engine, 'the engine from postgresql.conf applies once loaded');
 
