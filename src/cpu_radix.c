@@ -28,6 +28,18 @@
 #define RADIX_BITS		8
 #define RADIX_BUCKETS	(1 << RADIX_BITS)
 
+/* records between progress calls within one pass (a power of two) */
+#define PROGRESS_RECORDS	((size_t) 1 << 22)
+
+void		(*gs_cpu_radix_progress) (void) = NULL;
+
+static inline void
+progress(size_t i)
+{
+	if ((i & (PROGRESS_RECORDS - 1)) == 0 && gs_cpu_radix_progress)
+		gs_cpu_radix_progress();
+}
+
 static inline const uint64_t *
 record_key(uint64_t *const *chunks, size_t chunk_records, int key_words, size_t i)
 {
@@ -114,6 +126,7 @@ gs_cpu_radix_sort(uint64_t *const *chunks, size_t chunk_records,
 		const uint64_t *key = record_key(chunks, chunk_records, key_words, i);
 		uint64_t   *rec = src + i * stride;
 
+		progress(i);
 		for (int w = 0; w < key_words; w++)
 		{
 			uint64_t	word = key[w];
@@ -151,6 +164,7 @@ gs_cpu_radix_sort(uint64_t *const *chunks, size_t chunk_records,
 				const uint64_t *rec = src + i * stride;
 				size_t		pos = offset[(rec[w] >> shift) & (RADIX_BUCKETS - 1)]++;
 
+				progress(i);
 				memcpy(dst + pos * stride, rec, stride * sizeof(uint64_t));
 			}
 			{

@@ -18,6 +18,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * Called between radix passes and every few million records within one, if
+ * set: the PostgreSQL side checks for cancel there (it may not return).
+ */
+extern void (*gs_cpu_radix_progress) (void);
+
 /* Bytes of workspace gs_cpu_radix_sort() needs for n records. */
 extern size_t gs_cpu_radix_workspace(size_t n, int key_words);
 

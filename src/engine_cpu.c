@@ -13,6 +13,7 @@
  */
 #include "postgres.h"
 
+#include "miscadmin.h"
 #include "utils/memutils.h"
 
 #include "cpu_radix.h"
@@ -72,6 +73,13 @@ cpu_engine_submit(SortEngine *engine, size_t chunkno, size_t nrecords, char **wh
 	return true;				/* nothing to overlap on the CPU */
 }
 
+/* the radix sort's progress hook: a long sort can be cancelled */
+static void
+cpu_radix_check_interrupts(void)
+{
+	CHECK_FOR_INTERRUPTS();
+}
+
 static bool
 cpu_engine_sort(SortEngine *engine, size_t n, uint32 **perm, char **why)
 {
@@ -91,6 +99,7 @@ cpu_engine_sort(SortEngine *engine, size_t n, uint32 **perm, char **why)
 	}
 	engine->stats.host_bytes += n * sizeof(uint32) + workspace_bytes;
 
+	gs_cpu_radix_progress = cpu_radix_check_interrupts;
 	passes = gs_cpu_radix_sort(engine->keys.chunks, engine->keys.chunk_records,
 							   n, engine->keys.key_words, cpu->perm, workspace);
 	pfree(workspace);

@@ -86,6 +86,7 @@ typedef struct GpuSortState
 	Size		block_left;
 	Size		next_block_size;
 	Size		arena_bytes;
+	bool		arena_over_limit;	/* the last arena_alloc hit max_memory */
 
 	/* keys and the engine that sorts them */
 	KeyLayout	layout;
@@ -212,13 +213,16 @@ gpusort_begin(CustomScanState *node, EState *estate, int eflags)
  * ---------------------------------------------------------------------
  */
 
-/* Bytes the sort would hold with n records, keys and sort workspace. */
+/*
+ * Bytes the sort would hold with n records and `more` bytes of arena beyond
+ * what it has: tuples, keys and the sort's workspace.
+ */
 static Size
-projected_memory(GpuSortState *st, size_t n)
+projected_memory(GpuSortState *st, size_t n, Size more)
 {
 	int			words = Max(st->layout.key_words, 1);
 
-	return st->arena_bytes + n * sizeof(MinimalTuple) +
+	return st->arena_bytes + more + n * sizeof(MinimalTuple) +
 		n * words * sizeof(uint64) +	/* keys */
 		n * sizeof(uint32) +	/* permutation */
 		gs_cpu_radix_workspace(n, words);
@@ -241,6 +245,12 @@ advise_huge_pages(void *start, Size len)
 #endif
 }
 
+static bool
+over_memory_limit(GpuSortState *st, size_t n, Size more)
+{
+	return projected_memory(st, n, more) > (Size) gpusort_max_memory_kb * 1024;
+}
+
 static void *
 arena_alloc(GpuSortState *st, Size len)
 {
@@ -250,6 +260,11 @@ arena_alloc(GpuSortState *st, Size len)
 	if (len > st->block_left)
 	{
 		Size		block = Max(st->next_block_size, len);
+
+		/* gpusort.max_memory is enforced where the memory is taken */
+		st->arena_over_limit = over_memory_limit(st, st->ntuples, block);
+		if (st->arena_over_limit)
+			return NULL;
 
 		st->block_free = MemoryContextAllocExtended(st->sortcxt, block,
 													MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
@@ -503,11 +518,6 @@ switch_to_tuplesort(GpuSortState *st, const char *why)
 	st->stats.algorithm[0] = '\0';
 }
 
-static bool
-over_memory_limit(GpuSortState *st, size_t n)
-{
-	return projected_memory(st, n) > (Size) gpusort_max_memory_kb * 1024;
-}
 
 /* ---------------------------------------------------------------------
  * The sort
@@ -579,7 +589,9 @@ load_and_sort(GpuSortState *st)
 		}
 		if (!arena_store(st, slot))
 		{
-			switch_to_tuplesort(st, "out of memory for the tuples");
+			switch_to_tuplesort(st, st->arena_over_limit ?
+								"gpusort.max_memory exceeded" :
+								"out of memory for the tuples");
 			tuplesort_puttupleslot(st->tuplesort, slot);
 			continue;
 		}
@@ -587,14 +599,13 @@ load_and_sort(GpuSortState *st)
 		{
 			if (st->ntuples >= (size_t) PG_UINT32_MAX)
 				switch_to_tuplesort(st, "more rows than 32-bit record indexes address");
-			else if (st->ntuples % GPUSORT_CHUNK_RECORDS == 0 &&
-					 over_memory_limit(st, st->ntuples))
+			else if (over_memory_limit(st, st->ntuples, 0))
 				switch_to_tuplesort(st, "gpusort.max_memory exceeded");
 			else
 				encode_records(st, false);
 		}
 	}
-	if (!st->tuplesort && over_memory_limit(st, st->ntuples))
+	if (!st->tuplesort && over_memory_limit(st, st->ntuples, 0))
 		switch_to_tuplesort(st, "gpusort.max_memory exceeded");
 	st->stats.load_ms += elapsed_ms(start) - (st->stats.encode_ms - load_start_encode_ms);
 

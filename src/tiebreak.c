@@ -39,14 +39,26 @@ typedef struct RunCompare
 	int			first_col;		/* first column to compare */
 	int			ncols;			/* columns compared */
 	SortSupport ssup;			/* of first_col, first_col + 1, ... */
+	uint32		ncompares;		/* to check for interrupts now and then */
 } RunCompare;
+
+/* comparisons between checks for cancel and terminate */
+#define COMPARES_PER_INTERRUPT_CHECK	4096
 
 static int
 compare_run_items(const void *a, const void *b, void *arg)
 {
 	const RunItem *x = (const RunItem *) a;
 	const RunItem *y = (const RunItem *) b;
-	const RunCompare *cmp = (const RunCompare *) arg;
+	RunCompare *cmp = (RunCompare *) arg;
+
+	/*
+	 * A run can be the whole input (a text key), and qsort has no
+	 * interrupt checks of its own; leaving it by longjmp is safe, as it
+	 * holds nothing but memory in our context.
+	 */
+	if (++cmp->ncompares % COMPARES_PER_INTERRUPT_CHECK == 0)
+		CHECK_FOR_INTERRUPTS();
 
 	for (int c = 0; c < cmp->ncols; c++)
 	{
@@ -62,7 +74,7 @@ compare_run_items(const void *a, const void *b, void *arg)
 
 /* Order perm[0 .. len-1], a run of records with equal keys. */
 static void
-sort_run(Tiebreak *tb, const RunCompare *cmp, uint32 *run, size_t len,
+sort_run(Tiebreak *tb, RunCompare *cmp, uint32 *run, size_t len,
 		 MemoryContext runcxt)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(runcxt);
@@ -116,6 +128,7 @@ gpusort_resolve_ties(Tiebreak *tb, const KeyStore *keys, uint32 *perm, size_t n,
 	cmp.first_col = tb->layout->exact_cols;
 	cmp.ncols = tb->layout->ncols - cmp.first_col;
 	cmp.ssup = tb->ssup + cmp.first_col;
+	cmp.ncompares = 0;
 
 	runcxt = AllocSetContextCreate(CurrentMemoryContext, "GpuSort tiebreak",
 								   ALLOCSET_DEFAULT_SIZES);

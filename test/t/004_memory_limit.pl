@@ -9,9 +9,7 @@
 #  * with gpusort.max_memory = 1MB, narrow rows (200k x ~40 bytes): the sort
 #    falls back and its context stays near the limit;
 #  * with gpusort.max_memory = 1MB, wide rows (100k x ~4 kB, 400 MB in
-#    all): same.  Marked TODO: the limit is only checked every 131072 rows
-#    (GPUSORT_CHUNK_RECORDS) and at the end of the input, so the whole input
-#    is held before the fallback.
+#    all): same (the limit is checked as the arena takes each block).
 # Results are compared with PostgreSQL's Sort in every case.
 use strict;
 use warnings;
@@ -86,11 +84,7 @@ cmp_ok($peak_kb, '<', 16384, "narrow rows, 1MB: the GpuSort context peaked at $p
 ($result, $native, $peak_kb, $plan) = probe_sort(q{SET gpusort.max_memory = '1MB'}, $wide);
 like($plan, qr/Custom Scan \(GpuSort\)/, 'wide rows: GpuSort');
 is($result, $native, 'wide rows, 1MB: native result');
-TODO:
-{
-	local $TODO = 'gpusort.max_memory is checked only every GPUSORT_CHUNK_RECORDS rows and at the end of the input';
-	cmp_ok($peak_kb, '<', 16384, "wide rows, 1MB: the GpuSort context peaked at $peak_kb kB");
-}
+cmp_ok($peak_kb, '<', 16384, "wide rows, 1MB: the GpuSort context peaked at $peak_kb kB");
 
 $node->stop;
 done_testing();
