@@ -26,6 +26,11 @@ for phase in "$@"; do
       GPUSORT_TEST_USER=pgrun bench/run.sh --rows 10000000 --runs 3 --settings native,cpu,gpu \
         --queries '[' --out "$out/dists" > "$out/dists.log" 2>&1
       tail -15 "$out/dists.log" ;;
+    profile)
+      GPUSORT_TEST_USER=pgrun bench/run.sh --rows 10000000 --runs 2 --settings cpu,gpu \
+        --distributions '' --queries 'order by k' --out "$out/profile" > "$out/profile.log" 2>&1
+      tail -8 "$out/profile.log"
+      python3 -c "import json; [print(r['setting'], r['median_ms'], json.dumps(r['gpusort'])) for r in json.load(open('$out/profile/results.json'))]" ;;
     kernel)
       bench/kernel_bench.sh > "$out/kernel_bench.log" 2>&1; tail -30 "$out/kernel_bench.log" ;;
   esac
