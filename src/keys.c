@@ -235,12 +235,60 @@ float8_order_bits(float8 value)
 		~bits.u : (bits.u | UINT64CONST(0x8000000000000000));
 }
 
-/* Store the `keep` most significant of the `width` low bytes of v. */
+/*
+ * OR the `width` low bytes of v into the key at byte offset `offset` of its
+ * big-endian byte stream: word offset / 8 holds bytes offset & ~7 ... as its
+ * most significant bytes first.  A value may straddle two words.
+ */
 static inline void
-put_big_endian(uint8 *dst, uint64 v, int width, int keep)
+put_bytes(uint64 *key, int offset, uint64 v, int width)
 {
-	for (int i = 0; i < keep; i++)
-		dst[i] = (uint8) (v >> (8 * (width - 1 - i)));
+	int			w = offset / 8;
+	int			used = offset % 8;	/* bytes of word w before the value */
+	int			spill = used + width - 8;	/* bytes that go into word w + 1 */
+
+	if (width < 8)
+		v &= (UINT64CONST(1) << (8 * width)) - 1;
+	if (spill <= 0)
+		key[w] |= v << (8 * -spill);
+	else
+	{
+		key[w] |= v >> (8 * spill);
+		key[w + 1] |= v << (8 * (8 - spill));
+	}
+}
+
+/*
+ * Store the `keep` most significant of the `width` low bytes of v at byte
+ * offset `offset`.
+ */
+static inline void
+put_value(uint64 *key, int offset, uint64 v, int width, int keep)
+{
+	if (keep < width)
+		v >>= 8 * (width - keep);
+	put_bytes(key, offset, v, keep);
+}
+
+/* A uuid's 16 bytes as two big-endian words, DESC inverted. */
+static inline void
+put_uuid(uint64 *key, int offset, const pg_uuid_t *uuid, bool descending, int keep)
+{
+	uint64		hi;
+	uint64		lo;
+
+	memcpy(&hi, uuid->data, 8);
+	memcpy(&lo, uuid->data + 8, 8);
+	hi = pg_ntoh64(hi);
+	lo = pg_ntoh64(lo);
+	if (descending)
+	{
+		hi = ~hi;
+		lo = ~lo;
+	}
+	put_value(key, offset, hi, 8, Min(keep, 8));
+	if (keep > 8)
+		put_value(key, offset + 8, lo, 8, keep - 8);
 }
 
 /*
@@ -248,14 +296,17 @@ put_big_endian(uint8 *dst, uint64 v, int width, int keep)
  * Returns false, without a key, when a column whose layout has no NULL byte
  * is NULL: that column is then marked as needing one, and the caller must
  * place the layout again and encode every tuple anew.
+ *
+ * This runs once per input row, so it builds the words with shifts rather
+ * than going through a byte buffer.
  */
 bool
 key_encode_slot(KeyLayout *layout, TupleTableSlot *slot, uint64 *key)
 {
-	uint8		bytes[GPUSORT_MAX_KEY_BYTES + 8];
 	bool		ok = true;
 
-	memset(bytes, 0, layout->key_words * 8);
+	for (int w = 0; w < layout->key_words; w++)
+		key[w] = 0;
 	slot_getsomeattrs(slot, layout->max_attno);
 
 	for (int c = 0; c < layout->ncols; c++)
@@ -263,16 +314,17 @@ key_encode_slot(KeyLayout *layout, TupleTableSlot *slot, uint64 *key)
 		KeyColumn  *col = &layout->cols[c];
 		Datum		value = slot->tts_values[col->attno - 1];
 		bool		isnull = slot->tts_isnull[col->attno - 1];
-		uint8	   *dst = bytes + col->offset;
+		int			offset = col->offset;
 		uint64		v;
 
 		if (!col->in_key)
 			break;
 		if (col->null_byte)
 		{
-			*dst++ = (isnull == col->nulls_first) ? 0 : 1;
+			put_bytes(key, offset, (isnull == col->nulls_first) ? 0 : 1, 1);
 			if (isnull)
 				continue;		/* value bytes stay zero */
+			offset++;
 		}
 		else if (isnull)
 		{
@@ -307,30 +359,15 @@ key_encode_slot(KeyLayout *layout, TupleTableSlot *slot, uint64 *key)
 				v = float8_order_bits(DatumGetFloat8(value));
 				break;
 			case KEY_UUID:
-				{
-					const pg_uuid_t *uuid = DatumGetUUIDP(value);
-
-					for (int i = 0; i < col->bytes; i++)
-						dst[i] = col->descending ? ~uuid->data[i] : uuid->data[i];
-					continue;
-				}
+				put_uuid(key, offset, DatumGetUUIDP(value), col->descending, col->bytes);
+				continue;
 			case KEY_NONE:
 			default:
 				continue;
 		}
 		if (col->descending)
 			v = ~v;
-		put_big_endian(dst, v, col->value_bytes, col->bytes);
+		put_value(key, offset, v, col->value_bytes, col->bytes);
 	}
-	if (!ok)
-		return false;
-
-	for (int w = 0; w < layout->key_words; w++)
-	{
-		uint64		word;
-
-		memcpy(&word, bytes + 8 * w, 8);
-		key[w] = pg_ntoh64(word);
-	}
-	return true;
+	return ok;
 }

@@ -96,8 +96,8 @@ typedef struct GpuSortState
 	bool		engine_is_gpu;
 	bool		gpu_failed;		/* the GPU engine failed in this sort */
 
-	/* the result: tuples in sorted order, and the read position */
-	MinimalTuple *sorted;
+	/* the result: record indexes in sorted order, and the read position */
+	uint32	   *order;
 	int64		pos;			/* last returned, -1 before the first */
 	int64		markpos;
 
@@ -540,7 +540,7 @@ reset_sort(GpuSortState *st)
 	st->block_left = 0;
 	st->next_block_size = ARENA_MIN_BLOCK;
 	st->arena_bytes = 0;
-	st->sorted = NULL;
+	st->order = NULL;
 	st->nencoded = st->nsubmitted = 0;
 	st->gpu_failed = false;
 	st->pos = -1;
@@ -657,18 +657,9 @@ load_and_sort(GpuSortState *st)
 	}
 	st->stats.resolve_ms += elapsed_ms(start);
 
-	/*
-	 * Gather the tuple pointers in sorted order, so that emitting follows
-	 * one array instead of two random indirections per tuple; the gather
-	 * loop overlaps its cache misses, the executor's call chain would not.
-	 * The engine's buffers can go once it is done.
-	 */
-	INSTR_TIME_SET_CURRENT(start);
-	st->sorted = MemoryContextAllocHuge(st->sortcxt,
-										Max(st->ntuples, 1) * sizeof(MinimalTuple));
-	for (size_t i = 0; i < st->ntuples; i++)
-		st->sorted[i] = st->tuples[perm[i]];
-	st->stats.resolve_ms += elapsed_ms(start);
+	/* keep the order in our memory; the engine's buffers can go */
+	st->order = MemoryContextAllocHuge(st->sortcxt, Max(st->ntuples, 1) * sizeof(uint32));
+	memcpy(st->order, perm, st->ntuples * sizeof(uint32));
 
 	{
 		SortEngineStats *es = &st->engine->stats;
@@ -732,12 +723,21 @@ gpusort_exec(CustomScanState *node)
 
 		if (st->pos >= 0 && st->pos < (int64) st->ntuples)
 		{
-			int64		ahead = st->pos + (forward ? EMIT_PREFETCH : -EMIT_PREFETCH);
+			int64		step = forward ? EMIT_PREFETCH : -EMIT_PREFETCH;
+			int64		near = st->pos + step;
+			int64		far = st->pos + 2 * step;
 
-			/* the tuples lie in load order: fetch the coming ones early */
-			if (ahead >= 0 && ahead < (int64) st->ntuples)
-				prefetch_tuple(st->sorted[ahead]);
-			ExecStoreMinimalTuple(st->sorted[st->pos], slot, false);
+			/*
+			 * The tuples lie in load order, so each emitted tuple costs two
+			 * cache misses (its pointer, then the tuple): fetch the pointer
+			 * two steps ahead and the tuple one step ahead, so that both
+			 * have arrived when the executor asks.
+			 */
+			if (far >= 0 && far < (int64) st->ntuples)
+				prefetch_tuple(&st->tuples[st->order[far]]);
+			if (near >= 0 && near < (int64) st->ntuples)
+				prefetch_tuple(st->tuples[st->order[near]]);
+			ExecStoreMinimalTuple(st->tuples[st->order[st->pos]], slot, false);
 		}
 		else
 			ExecClearTuple(slot);
