@@ -24,8 +24,10 @@
  *-------------------------------------------------------------------------
  */
 #include <atomic>
+#include <map>
 #include <new>
 #include <string.h>
+#include <unordered_map>
 #include <vector>
 
 #include "gpusort_cuda.h"
@@ -182,6 +184,84 @@ sort_on_device(const GsContext &ctx, int key_words, GsCudaAlgorithm algorithm,
 }								/* namespace gs */
 
 /* One sort in progress. */
+/*
+ * Pinned host memory kept for the next sort of this process.  Pinning is
+ * slow (the pages are faulted in and locked: tens of milliseconds for the
+ * keys of 10M records), and a backend that sorts once tends to sort again,
+ * so buffers go back to this cache at the end of a sort, up to
+ * pinned_cache_limit bytes (gpusort.pinned_cache); the rest is freed.
+ * Backends are single-threaded: no locking.
+ */
+static std::multimap<size_t, void *> pinned_free_list;
+static std::unordered_map<void *, size_t> pinned_sizes;
+static size_t pinned_cached = 0;
+static size_t pinned_cache_limit = (size_t) 512 << 20;
+
+static void
+pinned_trim(size_t limit)
+{
+	while (pinned_cached > limit && !pinned_free_list.empty())
+	{
+		auto		largest = std::prev(pinned_free_list.end());
+
+		pinned_cached -= largest->first;
+		pinned_sizes.erase(largest->second);
+		(void) cudaFreeHost(largest->second);
+		pinned_free_list.erase(largest);
+	}
+}
+
+/* A pinned buffer of at least `bytes`: a cached one if it is not too big. */
+static void *
+pinned_alloc(size_t bytes)
+{
+	auto		it = pinned_free_list.lower_bound(bytes);
+	void	   *p = nullptr;
+
+	if (it != pinned_free_list.end() && it->first <= 2 * bytes)
+	{
+		p = it->second;
+		pinned_cached -= it->first;
+		pinned_free_list.erase(it);
+		return p;
+	}
+	if (cudaMallocHost(&p, bytes) != cudaSuccess)
+	{
+		/* maybe the cache holds what the system is missing */
+		(void) cudaGetLastError();
+		pinned_trim(0);
+		GS_CHECK(cudaMallocHost(&p, bytes));
+	}
+	pinned_sizes[p] = bytes;
+	return p;
+}
+
+static void
+pinned_release(void *p)
+{
+	auto		it = pinned_sizes.find(p);
+
+	if (it == pinned_sizes.end())
+		return;
+	if (pinned_cached + it->second <= pinned_cache_limit)
+	{
+		pinned_free_list.insert({it->second, p});
+		pinned_cached += it->second;
+	}
+	else
+	{
+		pinned_sizes.erase(it);
+		(void) cudaFreeHost(p);
+	}
+}
+
+GS_EXPORT void
+gscuda_set_pinned_cache(size_t bytes)
+{
+	pinned_cache_limit = bytes;
+	pinned_trim(bytes);
+}
+
 struct GsCudaSort
 {
 	int			key_words = 1;
@@ -258,11 +338,11 @@ release_sort(GsCudaSort *sort)
 		*ev = nullptr;
 	}
 	for (void *slab : sort->slabs)
-		(void) cudaFreeHost(slab);
+		pinned_release(slab);
 	sort->slabs.clear();
 	sort->chunks.clear();
 	if (sort->host_perm)
-		(void) cudaFreeHost(sort->host_perm);
+		pinned_release(sort->host_perm);
 	sort->host_perm = nullptr;
 	if (sort->host_presort)
 		(void) cudaFreeHost(sort->host_presort);
@@ -524,9 +604,9 @@ finish_sort(GsCudaSort *sort, size_t n, const uint32_t **perm_out, GsCudaStats *
 
 	/* the permutation, into pinned memory */
 	if (sort->host_perm)
-		(void) cudaFreeHost(sort->host_perm);
+		pinned_release(sort->host_perm);
 	sort->host_perm = nullptr;
-	GS_CHECK(cudaMallocHost((void **) &sort->host_perm, (n > 0 ? n : 1) * sizeof(uint32_t)));
+	sort->host_perm = (uint32_t *) pinned_alloc((n > 0 ? n : 1) * sizeof(uint32_t));
 	GS_CHECK(cudaEventRecord(sort->d2h_start, sort->stream));
 	if (sort->fault == GSCUDA_FAULT_D2H)
 		fail("cudaMemcpyAsync to the host (injected fault)", cudaErrorInvalidValue);
@@ -754,7 +834,7 @@ gscuda_sort_chunk(GsCudaSort *sort, size_t chunkno, char *errbuf, size_t errlen)
 
 			if (sort->chunks.size() < first + sort->slab_chunks)
 				sort->chunks.resize(first + sort->slab_chunks, nullptr);
-			GS_CHECK(cudaMallocHost(&slab, chunk_bytes * sort->slab_chunks));
+			slab = pinned_alloc(chunk_bytes * sort->slab_chunks);
 			sort->slabs.push_back(slab);
 			for (size_t i = 0; i < sort->slab_chunks; i++)
 				sort->chunks[first + i] = (uint64_t *) ((char *) slab + i * chunk_bytes);

@@ -81,6 +81,12 @@ extern int	gscuda_init(int device, char *name, size_t namelen,
 /* Number of CUDA devices, or -1 with errbuf filled (initializes CUDA). */
 extern int	gscuda_device_count(char *errbuf, size_t errlen);
 
+/*
+ * Pinned host memory this process keeps between sorts, in bytes (0: free
+ * everything at the end of each sort).
+ */
+extern void gscuda_set_pinned_cache(size_t bytes);
+
 /* Arm one fault for the next sort (GSCUDA_FAULT_NONE disarms). */
 extern void gscuda_set_fault(GsCudaFault fault);
 

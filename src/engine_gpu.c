@@ -179,6 +179,7 @@ gpu_engine_begin(MemoryContext mcxt, int key_words, size_t expected_records,
 	gpu->release.arg = gpu;
 	MemoryContextRegisterResetCallback(mcxt, &gpu->release);
 
+	gscuda_set_pinned_cache((size_t) gpusort_pinned_cache_kb * 1024);
 	gpu->sort = gscuda_sort_begin(key_words, GPUSORT_CHUNK_RECORDS,
 								  expected_records,
 								  (GsCudaAlgorithm) gpusort_gpu_algorithm,

@@ -40,6 +40,7 @@ int			gpusort_gpu_memory_kb = 0;	/* 0: whatever the GPU has free */
 int			gpusort_gpu_algorithm = GPUSORT_ALGO_AUTO;
 int			gpusort_gpu_min_rows = 1000000;
 int			gpusort_gpu_device = 0;
+int			gpusort_pinned_cache_kb = 512 * 1024;	/* 512 MB */
 
 static const struct config_enum_entry engine_options[] = {
 	{"auto", GPUSORT_ENGINE_AUTO, false},
@@ -147,6 +148,15 @@ _PG_init(void)
 							&gpusort_gpu_device,
 							0, 0, 64,
 							PGC_SUSET, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpusort.pinned_cache",
+							"Pinned host memory a backend keeps between GPU sorts.",
+							"Pinning memory for transfers is slow; a backend keeps up to "
+							"this much for its next sort.  0 frees it after each sort.",
+							&gpusort_pinned_cache_kb,
+							512 * 1024, 0, MAX_KILOBYTES,
+							PGC_SUSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("gpusort");
