@@ -327,6 +327,32 @@ arena_store(GpuSortState *st, TupleTableSlot *slot)
 		if (should_free)
 			heap_freetuple(htup);
 	}
+	else if (TTS_IS_VIRTUAL(slot))
+	{
+		/* a projected row: form its MinimalTuple in the arena directly */
+		TupleDesc	desc = slot->tts_tupleDescriptor;
+		int			natts = desc->natts;
+		bool		hasnull = false;
+		Size		hoff;
+		Size		data_len;
+
+		slot_getallattrs(slot);
+		for (int i = 0; i < natts && !hasnull; i++)
+			hasnull = slot->tts_isnull[i];
+		hoff = MAXALIGN(SizeofMinimalTupleHeader + (hasnull ? BITMAPLEN(natts) : 0));
+		data_len = heap_compute_data_size(desc, slot->tts_values, slot->tts_isnull);
+		copy = arena_alloc(st, hoff + data_len);
+		if (copy)
+		{
+			memset(copy, 0, hoff + data_len);
+			copy->t_len = hoff + data_len;
+			HeapTupleHeaderSetNatts(copy, natts);
+			copy->t_hoff = hoff + MINIMAL_TUPLE_OFFSET;
+			heap_fill_tuple(desc, slot->tts_values, slot->tts_isnull,
+							(char *) copy + hoff, data_len, &copy->t_infomask,
+							hasnull ? copy->t_bits : NULL);
+		}
+	}
 	else
 	{
 		MinimalTuple mtup = ExecFetchSlotMinimalTuple(slot, &should_free);
