@@ -82,6 +82,24 @@ BEGIN
   RETURN format('ok (%s rows)', n_native);
 END $$;
 
+-- the lines of EXPLAIN ANALYZE (on the CPU engine, without timing) that
+-- match keep, with the figures that vary from run to run masked
+CREATE FUNCTION gs.analyze_lines(q text, keep text DEFAULT '') RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE
+  line text;
+BEGIN
+  PERFORM set_config('gpusort.engine', 'cpu', true);
+  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    IF line ~ keep THEN
+      line := regexp_replace(line, '(Memory Used|Sort Space Used|Disk|Memory): \d+', '\1: N', 'g');
+      line := regexp_replace(line, '\(\d+ passes\)', '(N passes)', 'g');
+      line := regexp_replace(line, 'presorted check', 'radix sort (N passes)');
+      RETURN NEXT line;
+    END IF;
+  END LOOP;
+END $$;
+
 SELECT version, build IN ('CUDA', 'CPU-only') AS known_build, engines LIKE '%cpu%' AS has_cpu
   FROM gpusort_info();
 

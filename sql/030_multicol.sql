@@ -33,24 +33,6 @@ BEGIN
   RETURN result;
 END $$;
 
--- the lines of EXPLAIN ANALYZE (engine cpu, no timing) that match keep,
--- with the figures that vary masked
-CREATE FUNCTION gs.analyze_lines(q text, keep text) RETURNS SETOF text
-LANGUAGE plpgsql AS $$
-DECLARE
-  line text;
-BEGIN
-  PERFORM set_config('gpusort.engine', 'cpu', true);
-  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-    IF line ~ keep THEN
-      line := regexp_replace(line, 'Memory Used: \d+', 'Memory Used: N');
-      line := regexp_replace(line, '\(\d+ passes\)', '(N passes)');
-      line := regexp_replace(line, 'presorted check', 'radix sort (N passes)');
-      RETURN NEXT line;
-    END IF;
-  END LOOP;
-END $$;
-
 CREATE TABLE gs_multi AS
 SELECT g AS id,
        CASE WHEN g % 97 = 0 THEN NULL ELSE hashint4(g) % 10 END AS a,

@@ -21,24 +21,6 @@
 --
 SET search_path = gs, public;
 
--- the lines of EXPLAIN ANALYZE (engine cpu, no timing) that match keep,
--- with the figures that vary masked
-CREATE OR REPLACE FUNCTION gs.analyze_lines(q text, keep text) RETURNS SETOF text
-LANGUAGE plpgsql AS $$
-DECLARE
-  line text;
-BEGIN
-  PERFORM set_config('gpusort.engine', 'cpu', true);
-  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-    IF line ~ keep THEN
-      line := regexp_replace(line, 'Memory Used: \d+', 'Memory Used: N');
-      line := regexp_replace(line, '\(\d+ passes\)', '(N passes)');
-      line := regexp_replace(line, 'presorted check', 'radix sort (N passes)');
-      RETURN NEXT line;
-    END IF;
-  END LOOP;
-END $$;
-
 CREATE TABLE gs_pa AS
 SELECT g AS id, CASE WHEN g % 101 = 0 THEN NULL ELSE abs(hashint4(g)) % 500 END AS k,
        (ARRAY['alpha', 'Beta', 'gamma', 'delta', 'Epsilon'])[1 + abs(hashint4(g + 1)) % 5] AS s,

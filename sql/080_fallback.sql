@@ -16,20 +16,6 @@
 --
 SET search_path = gs, public;
 
--- EXPLAIN ANALYZE, engine cpu, no timing, sizes masked
-CREATE OR REPLACE FUNCTION gs.analyze_masked(q text) RETURNS SETOF text
-LANGUAGE plpgsql AS $$
-DECLARE
-  line text;
-BEGIN
-  PERFORM set_config('gpusort.engine', 'cpu', true);
-  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-    line := regexp_replace(line, '(Memory Used|Sort Space Used|Disk|Memory): \d+', '\1: N', 'g');
-    line := regexp_replace(line, '\(\d+ passes\)', '(N passes)', 'g');
-    RETURN NEXT line;
-  END LOOP;
-END $$;
-
 CREATE TABLE gs_fb AS
 SELECT g AS id, hashint4(g) % 100000 AS k, md5(g::text) AS s, (hashint4(g + 1) % 1000)::float8 / 3 AS f
   FROM generate_series(1, 200000) g;
@@ -39,18 +25,18 @@ SET gpusort.max_memory = '1MB';
 SHOW gpusort.max_memory;
 
 -- over the limit at the end of a 50k-row input
-SELECT * FROM analyze_masked('SELECT k, id FROM gs_fb WHERE id <= 50000 ORDER BY k');
+SELECT * FROM analyze_lines('SELECT k, id FROM gs_fb WHERE id <= 50000 ORDER BY k');
 SELECT gs_check('SELECT k, id FROM gs_fb WHERE id <= 50000 ORDER BY k');
 SELECT gs_check('SELECT s, id FROM gs_fb WHERE id <= 50000 ORDER BY s DESC');
 -- in the middle of a 200k-row input
-SELECT * FROM analyze_masked('SELECT k, f, id FROM gs_fb ORDER BY k, f DESC');
+SELECT * FROM analyze_lines('SELECT k, f, id FROM gs_fb ORDER BY k, f DESC');
 SELECT gs_check('SELECT k, f, id FROM gs_fb ORDER BY k, f DESC', 2);
 -- a small sort stays within the limit
-SELECT * FROM analyze_masked('SELECT k FROM gs_fb WHERE id <= 1000 ORDER BY k');
+SELECT * FROM analyze_lines('SELECT k FROM gs_fb WHERE id <= 1000 ORDER BY k');
 
 -- the tuplesort spills to disk
 SET work_mem = '64kB';
-SELECT * FROM analyze_masked('SELECT k, id FROM gs_fb WHERE id <= 50000 ORDER BY k');
+SELECT * FROM analyze_lines('SELECT k, id FROM gs_fb WHERE id <= 50000 ORDER BY k');
 SELECT gs_check('SELECT k, id FROM gs_fb WHERE id <= 50000 ORDER BY k');
 SELECT gs_check('SELECT f, s FROM gs_fb WHERE id <= 30000 ORDER BY f NULLS FIRST, s COLLATE "C"', 2);
 SELECT count(*), sum(k::int8 * id) FROM (SELECT k, id FROM gs_fb WHERE id <= 50000 ORDER BY k, id LIMIT ALL) x;
@@ -69,8 +55,8 @@ EXPLAIN (COSTS OFF)
 SELECT a.k, a.id, b.id FROM gs_fb a JOIN gs_fb b ON a.k = b.k WHERE a.id <= 60000 AND b.id <= 60000;
 SELECT gs_check('SELECT a.k, a.id AS aid, b.id AS bid FROM gs_fb a JOIN gs_fb b ON a.k = b.k
                   WHERE a.id <= 60000 AND b.id <= 60000 ORDER BY a.k');
-SELECT * FROM analyze_masked('SELECT a.k, a.id AS aid, b.id AS bid FROM gs_fb a JOIN gs_fb b ON a.k = b.k
-                                WHERE a.id <= 60000 AND b.id <= 60000') WHERE analyze_masked ~ 'Join|GpuSort|Engine|Fallback';
+SELECT * FROM analyze_lines('SELECT a.k, a.id AS aid, b.id AS bid FROM gs_fb a JOIN gs_fb b ON a.k = b.k
+                                WHERE a.id <= 60000 AND b.id <= 60000') WHERE analyze_lines ~ 'Join|GpuSort|Engine|Fallback';
 RESET enable_hashjoin;
 RESET enable_nestloop;
 
@@ -81,8 +67,8 @@ SET enable_mergejoin = off;
 SET enable_material = off;
 SELECT gs_check('SELECT o.id, s.k FROM gs_fb o JOIN (SELECT k FROM gs_fb WHERE id <= 50000 ORDER BY k OFFSET 0) s ON s.k = o.k
                   WHERE o.id <= 3 ORDER BY o.id, s.k', 2);
-SELECT * FROM analyze_masked('SELECT o.id, s.k FROM gs_fb o JOIN (SELECT k FROM gs_fb WHERE id <= 50000 ORDER BY k OFFSET 0) s ON s.k = o.k
-                                WHERE o.id <= 3') WHERE analyze_masked ~ 'Loop|GpuSort|Engine|Fallback|Sorts';
+SELECT * FROM analyze_lines('SELECT o.id, s.k FROM gs_fb o JOIN (SELECT k FROM gs_fb WHERE id <= 50000 ORDER BY k OFFSET 0) s ON s.k = o.k
+                                WHERE o.id <= 3') WHERE analyze_lines ~ 'Loop|GpuSort|Engine|Fallback|Sorts';
 RESET enable_hashjoin;
 RESET enable_mergejoin;
 RESET enable_material;

@@ -19,24 +19,14 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $engine = $ENV{GPUSORT_ENGINE} || 'cpu';
+use FindBin;
+use lib $FindBin::RealBin;
+use GpuSortNode;
 
-my $node = PostgreSQL::Test::Cluster->new('loading');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-gpusort.engine = '$engine'
-gpusort.min_rows = 0
-max_parallel_workers_per_gather = 0
-jit = off
-});
-$node->start;
+my $engine = gpusort_engine();
 
-$node->safe_psql('postgres', q{
-CREATE TABLE big AS
-  SELECT g AS id, hashint4(g) % 100000 AS k, md5(g::text) AS s
-    FROM generate_series(1, 200000) g;
-ANALYZE big;
-});
+my $node = gpusort_node('loading', preload => 0);
+big_table($node, 200000);
 
 my $order_by = 'SELECT k, id, s FROM big ORDER BY k DESC, s, id';
 my $explain = "EXPLAIN (COSTS OFF) $order_by";

@@ -15,26 +15,12 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $engine = $ENV{GPUSORT_ENGINE} || 'cpu';
+use FindBin;
+use lib $FindBin::RealBin;
+use GpuSortNode;
 
-my $node = PostgreSQL::Test::Cluster->new('concurrency');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'gpusort'
-gpusort.engine = '$engine'
-gpusort.min_rows = 0
-max_parallel_workers_per_gather = 0
-max_connections = 30
-jit = off
-});
-$node->start;
-
-$node->safe_psql('postgres', q{
-CREATE TABLE big AS
-  SELECT g AS id, hashint4(g) % 100000 AS k, md5(g::text) AS s, (hashint4(g + 1) % 1000)::float8 / 7 AS f
-    FROM generate_series(1, 200000) g;
-ANALYZE big;
-});
+my $node = gpusort_node('concurrency', conf => "max_connections = 30\n");
+big_table($node, 200000);
 
 # the queries, each reduced to a digest of its ordered output
 my @queries = (

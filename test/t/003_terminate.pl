@@ -20,25 +20,12 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $engine = $ENV{GPUSORT_ENGINE} || 'cpu';
+use FindBin;
+use lib $FindBin::RealBin;
+use GpuSortNode;
 
-my $node = PostgreSQL::Test::Cluster->new('terminate');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'gpusort'
-gpusort.engine = '$engine'
-gpusort.min_rows = 0
-max_parallel_workers_per_gather = 0
-jit = off
-});
-$node->start;
-
-$node->safe_psql('postgres', q{
-CREATE TABLE big AS
-  SELECT g AS id, hashint4(g) % 100000 AS k, md5(g::text) AS s
-    FROM generate_series(1, 300000) g;
-ANALYZE big;
-});
+my $node = gpusort_node('terminate');
+big_table($node, 300000);
 my $check = q{SELECT md5(string_agg(k || ':' || id, ',')), count(*) FROM (SELECT k, id FROM big ORDER BY k DESC, id) x};
 my $native = $node->safe_psql('postgres', "SET gpusort.enabled = off; $check");
 my $start_time = $node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()');

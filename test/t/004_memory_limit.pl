@@ -18,18 +18,11 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $engine = $ENV{GPUSORT_ENGINE} || 'cpu';
+use FindBin;
+use lib $FindBin::RealBin;
+use GpuSortNode;
 
-my $node = PostgreSQL::Test::Cluster->new('memory');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'gpusort'
-gpusort.engine = '$engine'
-gpusort.min_rows = 0
-max_parallel_workers_per_gather = 0
-jit = off
-});
-$node->start;
+my $node = gpusort_node('memory');
 
 $node->safe_psql('postgres', q{
 CREATE FUNCTION probe(g int) RETURNS int LANGUAGE plpgsql AS $$
