@@ -12,10 +12,11 @@
  * Execution of one sort:
  *	1. load: each child tuple is copied once, as a MinimalTuple, into an
  *	   arena of large blocks in the sort's memory context;
- *	2. encode: every GPUSORT_CHUNK_RECORDS tuples, their normalized keys
- *	   (keys.c) are written into the engine's next chunk buffer and the chunk
- *	   is submitted, so the GPU engine transfers and sorts while the child
- *	   is still producing;
+ *	2. encode: every ENCODE_BATCH tuples, while they are still in the CPU's
+ *	   cache, their normalized keys (keys.c) are written into the engine's
+ *	   current chunk buffer; each chunk of GPUSORT_CHUNK_RECORDS keys is
+ *	   submitted as soon as it is full, so the GPU engine transfers and
+ *	   sorts while the child is still producing;
  *	3. sort: the engine returns the permutation sorted by (key, index);
  *	4. resolve: runs of equal inexact keys are ordered by PostgreSQL's
  *	   comparators (tiebreak.c);
