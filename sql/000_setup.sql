@@ -100,6 +100,33 @@ BEGIN
   END LOOP;
 END $$;
 
+-- the rows every command of cmds returns (none for MOVE) on a
+-- SCROLL cursor for q, one line per command
+CREATE FUNCTION gs.cursor_log(q text, cmds text[]) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+  c refcursor;
+  cmd text;
+  r record;
+  line text;
+  log text := '';
+BEGIN
+  OPEN c SCROLL FOR EXECUTE q;
+  FOREACH cmd IN ARRAY cmds LOOP
+    line := cmd || ':';
+    IF cmd LIKE 'MOVE%' THEN
+      EXECUTE format('%s FROM %I', cmd, c);
+    ELSE
+      FOR r IN EXECUTE format('%s FROM %I', cmd, c) LOOP
+        line := line || ' ' || r::text;
+      END LOOP;
+    END IF;
+    log := log || line || E'\n';
+  END LOOP;
+  CLOSE c;
+  RETURN log;
+END $$;
+
 SELECT version, build IN ('CUDA', 'CPU-only') AS known_build, engines LIKE '%cpu%' AS has_cpu
   FROM gpusort_info();
 

@@ -15,33 +15,6 @@ SELECT g AS id, (g * 7919) % 1000 AS k, md5(g::text) AS t,
        CASE WHEN g % 7 = 0 THEN NULL ELSE (g * 31) % 97 END AS n
   FROM generate_series(1, 30) g;
 
--- the rows every command of cmds returns (none for MOVE) on a
--- SCROLL cursor for q, one line per command
-CREATE FUNCTION gs.cursor_log(q text, cmds text[]) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-  c refcursor;
-  cmd text;
-  r record;
-  line text;
-  log text := '';
-BEGIN
-  OPEN c SCROLL FOR EXECUTE q;
-  FOREACH cmd IN ARRAY cmds LOOP
-    line := cmd || ':';
-    IF cmd LIKE 'MOVE%' THEN
-      EXECUTE format('%s FROM %I', cmd, c);
-    ELSE
-      FOR r IN EXECUTE format('%s FROM %I', cmd, c) LOOP
-        line := line || ' ' || r::text;
-      END LOOP;
-    END IF;
-    log := log || line || E'\n';
-  END LOOP;
-  CLOSE c;
-  RETURN log;
-END $$;
-
 -- cursor_log with GpuSort and with PostgreSQL's Sort: 'ok' if the logs match
 CREATE FUNCTION gs.cursor_check(q text, cmds text[]) RETURNS text
 LANGUAGE plpgsql AS $$

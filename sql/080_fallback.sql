@@ -78,34 +78,15 @@ SELECT gs_check('SELECT o.id, (SELECT count(*) FROM (SELECT k FROM gs_fb i WHERE
                    FROM gs_fb o WHERE o.id <= 3 ORDER BY o.id');
 
 -- a SCROLL cursor over a fallen-back sort (a random-access tuplesort)
-CREATE OR REPLACE FUNCTION gs.fallback_cursor_log(q text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-  c refcursor;
-  cmd text;
-  r record;
-  log text := '';
-BEGIN
-  OPEN c SCROLL FOR EXECUTE q;
-  FOREACH cmd IN ARRAY ARRAY['FETCH 3', 'FETCH BACKWARD 2', 'FETCH LAST', 'FETCH BACKWARD 3', 'FETCH ABSOLUTE 25000',
-                             'MOVE RELATIVE -10', 'FETCH 2', 'FETCH ABSOLUTE 1', 'FETCH PRIOR', 'FETCH NEXT',
-                             'MOVE LAST', 'FETCH NEXT', 'FETCH PRIOR'] LOOP
-    log := log || cmd || ':';
-    IF cmd LIKE 'MOVE%' THEN
-      EXECUTE format('%s FROM %I', cmd, c);
-    ELSE
-      FOR r IN EXECUTE format('%s FROM %I', cmd, c) LOOP
-        log := log || ' ' || r::text;
-      END LOOP;
-    END IF;
-    log := log || E'\n';
-  END LOOP;
-  CLOSE c;
-  RETURN log;
-END $$;
-SELECT fallback_cursor_log('SELECT k, id FROM gs_fb WHERE id <= 50000 ORDER BY k, id') AS gpusort_fallback;
+SELECT cursor_log('SELECT k, id FROM gs_fb WHERE id <= 50000 ORDER BY k, id',
+                  ARRAY['FETCH 3', 'FETCH BACKWARD 2', 'FETCH LAST', 'FETCH BACKWARD 3', 'FETCH ABSOLUTE 25000',
+                         'MOVE RELATIVE -10', 'FETCH 2', 'FETCH ABSOLUTE 1', 'FETCH PRIOR', 'FETCH NEXT',
+                         'MOVE LAST', 'FETCH NEXT', 'FETCH PRIOR']) AS gpusort_fallback;
 SET gpusort.enabled = off;
-SELECT fallback_cursor_log('SELECT k, id FROM gs_fb WHERE id <= 50000 ORDER BY k, id') AS native;
+SELECT cursor_log('SELECT k, id FROM gs_fb WHERE id <= 50000 ORDER BY k, id',
+                  ARRAY['FETCH 3', 'FETCH BACKWARD 2', 'FETCH LAST', 'FETCH BACKWARD 3', 'FETCH ABSOLUTE 25000',
+                         'MOVE RELATIVE -10', 'FETCH 2', 'FETCH ABSOLUTE 1', 'FETCH PRIOR', 'FETCH NEXT',
+                         'MOVE LAST', 'FETCH NEXT', 'FETCH PRIOR']) AS native;
 RESET gpusort.enabled;
 RESET gpusort.max_memory;
 SHOW gpusort.max_memory;
