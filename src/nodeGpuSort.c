@@ -72,6 +72,7 @@ typedef struct GpuSortState
 	GpuSortPlanInfo info;
 	bool		random_access;	/* backward scan or mark/restore wanted */
 	SortSupport ssup;			/* comparators, one per ORDER BY column */
+	SortSupport abbrev;			/* the same, abbreviating where possible */
 	TupleTableSlot *work_slot;	/* MinimalTuple slot to deform arena tuples */
 
 	/* all memory of one sort; reset when the node sorts again */
@@ -191,16 +192,20 @@ gpusort_begin(CustomScanState *node, EState *estate, int eflags)
 												 EXEC_FLAG_MARK));
 
 	st->ssup = palloc0(sizeof(SortSupportData) * st->info.numCols);
+	st->abbrev = palloc0(sizeof(SortSupportData) * st->info.numCols);
 	for (int c = 0; c < st->info.numCols; c++)
 	{
-		SortSupport ssup = &st->ssup[c];
+		for (int abbreviate = 0; abbreviate <= 1; abbreviate++)
+		{
+			SortSupport ssup = abbreviate ? &st->abbrev[c] : &st->ssup[c];
 
-		ssup->ssup_cxt = CurrentMemoryContext;
-		ssup->ssup_collation = st->info.collations[c];
-		ssup->ssup_nulls_first = st->info.nullsFirst[c];
-		ssup->ssup_attno = st->info.sortColIdx[c];
-		ssup->abbreviate = false;
-		PrepareSortSupportFromOrderingOp(st->info.sortOperators[c], ssup);
+			ssup->ssup_cxt = CurrentMemoryContext;
+			ssup->ssup_collation = st->info.collations[c];
+			ssup->ssup_nulls_first = st->info.nullsFirst[c];
+			ssup->ssup_attno = st->info.sortColIdx[c];
+			ssup->abbreviate = (abbreviate == 1);
+			PrepareSortSupportFromOrderingOp(st->info.sortOperators[c], ssup);
+		}
 	}
 	st->work_slot = MakeSingleTupleTableSlot(tupdesc, &TTSOpsMinimalTuple);
 	st->sortcxt = AllocSetContextCreate(CurrentMemoryContext, "GpuSort",
@@ -675,6 +680,7 @@ load_and_sort(GpuSortState *st)
 
 		tb.layout = &st->layout;
 		tb.ssup = st->ssup;
+		tb.abbrev = st->abbrev;
 		tb.slot = st->work_slot;
 		tb.tuples = st->tuples;
 		gpusort_resolve_ties(&tb, &st->engine->keys, perm, st->ntuples,

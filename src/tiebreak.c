@@ -29,8 +29,11 @@
 /* one record of a run, with the datums its comparison needs */
 typedef struct RunItem
 {
+	Datum		first;			/* the first compared column, kept inline */
+	Datum		abbreviated;	/* its abbreviated key, if any */
+	bool		first_isnull;
 	uint32		index;
-	Datum	   *values;
+	Datum	   *values;			/* all compared columns */
 	bool	   *isnull;
 } RunItem;
 
@@ -39,8 +42,16 @@ typedef struct RunCompare
 	int			first_col;		/* first column to compare */
 	int			ncols;			/* columns compared */
 	SortSupport ssup;			/* of first_col, first_col + 1, ... */
+	SortSupport abbrev;			/* first_col's abbreviation, or NULL */
 	uint32		ncompares;		/* to check for interrupts now and then */
 } RunCompare;
+
+/*
+ * Runs at least this long compare abbreviated keys first, as tuplesort
+ * does: converting costs one call per record, and pays for itself on the
+ * n log n comparisons of a long run.
+ */
+#define ABBREVIATE_MIN_RUN	64
 
 /* comparisons between checks for cancel and terminate */
 #define COMPARES_PER_INTERRUPT_CHECK	4096
@@ -62,10 +73,24 @@ compare_run_items(const void *a, const void *b, void *arg)
 
 	for (int c = 0; c < cmp->ncols; c++)
 	{
-		int			r = ApplySortComparator(x->values[c], x->isnull[c],
-											y->values[c], y->isnull[c],
-											&cmp->ssup[c]);
+		int			r;
 
+		if (c == 0 && cmp->abbrev)
+		{
+			/* abbreviated keys decide unless equal; then the full datums */
+			r = ApplySortComparator(x->abbreviated, x->first_isnull,
+									y->abbreviated, y->first_isnull, cmp->abbrev);
+			if (r == 0)
+				r = ApplySortAbbrevFullComparator(x->first, x->first_isnull,
+												  y->first, y->first_isnull,
+												  cmp->abbrev);
+		}
+		else if (c == 0)
+			r = ApplySortComparator(x->first, x->first_isnull,
+									y->first, y->first_isnull, &cmp->ssup[0]);
+		else
+			r = ApplySortComparator(x->values[c], x->isnull[c],
+									y->values[c], y->isnull[c], &cmp->ssup[c]);
 		if (r != 0)
 			return r;
 	}
@@ -82,6 +107,14 @@ sort_run(Tiebreak *tb, RunCompare *cmp, uint32 *run, size_t len,
 	Datum	   *values = palloc_extended(sizeof(Datum) * len * cmp->ncols, MCXT_ALLOC_HUGE);
 	bool	   *isnull = palloc_extended(sizeof(bool) * len * cmp->ncols, MCXT_ALLOC_HUGE);
 	const KeyLayout *layout = tb->layout;
+	RunCompare	run_cmp = *cmp;
+
+	/* long runs use the first column's abbreviated keys, where it has them */
+	if (len < ABBREVIATE_MIN_RUN || tb->abbrev == NULL ||
+		tb->abbrev[cmp->first_col].abbrev_converter == NULL)
+		run_cmp.abbrev = NULL;
+	else
+		run_cmp.abbrev = &tb->abbrev[cmp->first_col];
 
 	for (size_t i = 0; i < len; i++)
 	{
@@ -100,10 +133,16 @@ sort_run(Tiebreak *tb, RunCompare *cmp, uint32 *run, size_t len,
 			items[i].values[c] = slot->tts_values[attno - 1];
 			items[i].isnull[c] = slot->tts_isnull[attno - 1];
 		}
+		items[i].first = items[i].values[0];
+		items[i].first_isnull = items[i].isnull[0];
+		items[i].abbreviated = (run_cmp.abbrev && !items[i].first_isnull) ?
+			run_cmp.abbrev->abbrev_converter(items[i].first, run_cmp.abbrev) :
+			(Datum) 0;
 	}
 	ExecClearTuple(tb->slot);
 
-	qsort_arg(items, len, sizeof(RunItem), compare_run_items, (void *) cmp);
+	qsort_arg(items, len, sizeof(RunItem), compare_run_items, (void *) &run_cmp);
+	cmp->ncompares = run_cmp.ncompares;
 
 	for (size_t i = 0; i < len; i++)
 		run[i] = items[i].index;

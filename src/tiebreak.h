@@ -21,6 +21,8 @@ typedef struct Tiebreak
 {
 	const KeyLayout *layout;
 	SortSupport ssup;			/* one per ORDER BY column, prepared */
+	SortSupport abbrev;			/* the same with abbreviation, where the
+								 * type offers it (abbrev_converter set) */
 	TupleTableSlot *slot;		/* a MinimalTuple slot to deform with */
 	MinimalTuple *tuples;		/* tuple of each record index */
 } Tiebreak;
