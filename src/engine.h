@@ -37,11 +37,9 @@ typedef struct SortEngineStats
 {
 	char		engine[80];		/* "CPU" or "GPU: <device name>" */
 	char		algorithm[32];	/* "radix sort", "bucket sort", ... */
-	bool		presorted;		/* input was found in order (or reversed) */
 	double		transfer_ms;	/* GPU: host<->device copies */
 	double		device_sort_ms; /* GPU: kernels */
 	Size		device_bytes;	/* GPU memory held at peak */
-	Size		host_bytes;		/* keys, permutation and workspace */
 } SortEngineStats;
 
 typedef struct SortEngineMethods

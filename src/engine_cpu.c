@@ -62,7 +62,6 @@ cpu_engine_chunk(SortEngine *engine, size_t chunkno, char **why)
 			*why = pstrdup("out of memory for the keys");
 			return NULL;
 		}
-		engine->stats.host_bytes += bytes;
 	}
 	return engine->keys.chunks[chunkno];
 }
@@ -97,14 +96,12 @@ cpu_engine_sort(SortEngine *engine, size_t n, uint32 **perm, char **why)
 		*why = pstrdup("out of memory for the radix sort");
 		return false;
 	}
-	engine->stats.host_bytes += n * sizeof(uint32) + workspace_bytes;
 
 	gs_cpu_radix_progress = cpu_radix_check_interrupts;
 	passes = gs_cpu_radix_sort(engine->keys.chunks, engine->keys.chunk_records,
 							   n, engine->keys.key_words, cpu->perm, workspace);
 	pfree(workspace);
 
-	engine->stats.presorted = (passes == 0);
 	snprintf(engine->stats.algorithm, sizeof(engine->stats.algorithm),
 			 passes == 0 ? "presorted check" : "radix sort (%d passes)", passes);
 	*perm = cpu->perm;

@@ -99,8 +99,6 @@ gpu_engine_chunk(SortEngine *engine, size_t chunkno, char **why)
 			return NULL;
 		}
 		engine->keys.chunks[chunkno] = (uint64 *) buf;
-		engine->stats.host_bytes += engine->keys.chunk_records *
-			engine->keys.key_words * sizeof(uint64);
 	}
 	return engine->keys.chunks[chunkno];
 }
@@ -134,11 +132,9 @@ gpu_engine_sort(SortEngine *engine, size_t n, uint32 **perm, char **why)
 		return false;
 	}
 	strlcpy(engine->stats.algorithm, stats.algorithm, sizeof(engine->stats.algorithm));
-	engine->stats.presorted = stats.presorted != 0;
 	engine->stats.transfer_ms = stats.h2d_ms + stats.d2h_ms;
 	engine->stats.device_sort_ms = stats.sort_ms;
 	engine->stats.device_bytes = stats.device_bytes;
-	engine->stats.host_bytes += n * sizeof(uint32);
 	*perm = (uint32 *) result;
 	return true;
 }

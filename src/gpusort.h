@@ -81,13 +81,10 @@ typedef struct GpuSortStats
 	char		engine[80];		/* "CPU", "GPU: <name>", "PostgreSQL tuplesort" */
 	char		algorithm[40];	/* the engine's algorithm */
 	char	   *fallback;		/* why not the GPU / why tuplesort, or NULL */
-	int			key_bytes;		/* normalized key bytes used */
 	int			key_words;
 	bool		exact;			/* keys decide the order alone */
-	bool		presorted;		/* engine found the input already in order */
 	int64		records;
 	int64		resolved;		/* records in runs ordered by comparators */
-	int64		resolved_runs;
 	Size		memory;			/* peak host memory of the sort, bytes */
 	Size		device_memory;	/* peak GPU memory, bytes */
 	double		load_ms;

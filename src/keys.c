@@ -108,33 +108,6 @@ key_kind_for(Oid typid, Oid sortop, bool *descending, int *value_bytes)
 	return kind;
 }
 
-const char *
-key_kind_name(KeyKind kind)
-{
-	switch (kind)
-	{
-		case KEY_NONE:
-			return "none";
-		case KEY_BOOL:
-			return "bool";
-		case KEY_INT2:
-			return "int2";
-		case KEY_INT4:
-			return "int4";
-		case KEY_INT8:
-			return "int8";
-		case KEY_OID:
-			return "oid";
-		case KEY_FLOAT4:
-			return "float4";
-		case KEY_FLOAT8:
-			return "float8";
-		case KEY_UUID:
-			return "uuid";
-	}
-	return "?";
-}
-
 /*
  * Describe the ORDER BY columns; the layout starts without NULL bytes (see
  * the file header) and is placed at once.

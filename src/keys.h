@@ -101,6 +101,5 @@ extern void key_layout_init(KeyLayout *layout, TupleDesc tupdesc, int ncols,
 							const bool *nulls_first, int max_bytes);
 extern void key_layout_place(KeyLayout *layout);
 extern bool key_encode_slot(KeyLayout *layout, TupleTableSlot *slot, uint64 *key);
-extern const char *key_kind_name(KeyKind kind);
 
 #endif							/* GPUSORT_KEYS_H */

@@ -676,7 +676,6 @@ load_and_sort(GpuSortState *st)
 	{
 		Tiebreak	tb;
 		int64		resolved;
-		int64		runs;
 
 		tb.layout = &st->layout;
 		tb.ssup = st->ssup;
@@ -684,9 +683,8 @@ load_and_sort(GpuSortState *st)
 		tb.slot = st->work_slot;
 		tb.tuples = st->tuples;
 		gpusort_resolve_ties(&tb, &st->engine->keys, perm, st->ntuples,
-							 &resolved, &runs);
+							 &resolved);
 		st->stats.resolved += resolved;
-		st->stats.resolved_runs += runs;
 	}
 	st->stats.resolve_ms += elapsed_ms(start);
 
@@ -699,7 +697,6 @@ load_and_sort(GpuSortState *st)
 
 		strlcpy(st->stats.engine, es->engine, sizeof(st->stats.engine));
 		strlcpy(st->stats.algorithm, es->algorithm, sizeof(st->stats.algorithm));
-		st->stats.presorted = es->presorted;
 		st->stats.transfer_ms += es->transfer_ms;
 		st->stats.device_sort_ms += es->device_sort_ms;
 		st->stats.device_memory = Max(st->stats.device_memory, es->device_bytes);
@@ -708,7 +705,6 @@ load_and_sort(GpuSortState *st)
 	st->engine->methods->end(st->engine);
 	st->engine = NULL;
 
-	st->stats.key_bytes = st->layout.key_bytes;
 	st->stats.key_words = st->layout.key_words;
 	st->stats.exact = st->layout.exact;
 	st->stats.records += st->ntuples;

@@ -153,14 +153,13 @@ sort_run(Tiebreak *tb, RunCompare *cmp, uint32 *run, size_t len,
 
 void
 gpusort_resolve_ties(Tiebreak *tb, const KeyStore *keys, uint32 *perm, size_t n,
-					 int64 *resolved, int64 *runs)
+					 int64 *resolved)
 {
 	RunCompare	cmp;
 	MemoryContext runcxt;
 	size_t		start = 0;
 
 	*resolved = 0;
-	*runs = 0;
 	if (tb->layout->exact || n < 2)
 		return;
 
@@ -182,7 +181,6 @@ gpusort_resolve_ties(Tiebreak *tb, const KeyStore *keys, uint32 *perm, size_t n,
 			CHECK_FOR_INTERRUPTS();
 			sort_run(tb, &cmp, perm + start, end - start, runcxt);
 			*resolved += end - start;
-			(*runs)++;
 		}
 		start = end;
 	}

@@ -29,6 +29,6 @@ typedef struct Tiebreak
 
 extern void gpusort_resolve_ties(Tiebreak *tb, const KeyStore *keys,
 								 uint32 *perm, size_t n,
-								 int64 *resolved, int64 *runs);
+								 int64 *resolved);
 
 #endif							/* GPUSORT_TIEBREAK_H */
