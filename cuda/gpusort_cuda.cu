@@ -91,21 +91,10 @@ sort_tiles(const GsContext &ctx, int key_words, const uint64_t *keys, size_t n,
 		   size_t tile_begin, size_t tile_end, uint64_t *tkeys, uint32_t *tidx,
 		   uint64_t *skeys, uint32_t *sidx)
 {
-	switch (key_words)
-	{
-		case 1:
-			bucket_sort_tiles<1>(ctx, keys, n, tile_begin, tile_end, tkeys, tidx, skeys, sidx);
-			break;
-		case 2:
-			bucket_sort_tiles<2>(ctx, keys, n, tile_begin, tile_end, tkeys, tidx, skeys, sidx);
-			break;
-		case 3:
-			bucket_sort_tiles<3>(ctx, keys, n, tile_begin, tile_end, tkeys, tidx, skeys, sidx);
-			break;
-		default:
-			bucket_sort_tiles<4>(ctx, keys, n, tile_begin, tile_end, tkeys, tidx, skeys, sidx);
-			break;
-	}
+	with_key_words(key_words, [&](auto width) {
+		bucket_sort_tiles<decltype(width)::value>(ctx, keys, n, tile_begin, tile_end,
+												  tkeys, tidx, skeys, sidx);
+	});
 }
 
 static void
@@ -113,21 +102,10 @@ finish_buckets(const GsContext &ctx, int key_words, uint64_t *keys, size_t n,
 			   uint64_t *tkeys, uint32_t *tidx, uint64_t *skeys, uint32_t *sidx,
 			   const uint64_t *diff, uint32_t *perm)
 {
-	switch (key_words)
-	{
-		case 1:
-			bucket_sort_finish<1>(ctx, keys, n, tkeys, tidx, skeys, sidx, diff, perm);
-			break;
-		case 2:
-			bucket_sort_finish<2>(ctx, keys, n, tkeys, tidx, skeys, sidx, diff, perm);
-			break;
-		case 3:
-			bucket_sort_finish<3>(ctx, keys, n, tkeys, tidx, skeys, sidx, diff, perm);
-			break;
-		default:
-			bucket_sort_finish<4>(ctx, keys, n, tkeys, tidx, skeys, sidx, diff, perm);
-			break;
-	}
+	with_key_words(key_words, [&](auto width) {
+		bucket_sort_finish<decltype(width)::value>(ctx, keys, n, tkeys, tidx, skeys, sidx,
+												   diff, perm);
+	});
 }
 
 /* 1: in order, 2: strictly descending, 0: neither. */

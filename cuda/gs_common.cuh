@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "gpusort_cuda.h"
@@ -179,6 +180,32 @@ struct alignas(8) Key
 {
 	uint64_t	w[N];
 };
+
+/*
+ * Call f with std::integral_constant<int, N> for the key width N =
+ * key_words (1..4): the one place where a run-time key width becomes the
+ * template argument of the kernels.
+ */
+template <typename F>
+inline void
+with_key_words(int key_words, F &&f)
+{
+	switch (key_words)
+	{
+		case 1:
+			f(std::integral_constant<int, 1>());
+			break;
+		case 2:
+			f(std::integral_constant<int, 2>());
+			break;
+		case 3:
+			f(std::integral_constant<int, 3>());
+			break;
+		default:
+			f(std::integral_constant<int, 4>());
+			break;
+	}
+}
 
 template <int N>
 __host__ __device__ __forceinline__ bool

@@ -108,21 +108,11 @@ presort_scan(const GsContext &ctx, int key_words, const uint64_t *keys,
 	blocks = div_up(end - begin, threads * 8);
 	if (blocks > 4096)
 		blocks = 4096;
-	switch (key_words)
-	{
-		case 1:
-			presort_kernel<1><<<blocks, threads, 0, ctx.stream>>>((const Key<1> *) keys, begin, end, stats);
-			break;
-		case 2:
-			presort_kernel<2><<<blocks, threads, 0, ctx.stream>>>((const Key<2> *) keys, begin, end, stats);
-			break;
-		case 3:
-			presort_kernel<3><<<blocks, threads, 0, ctx.stream>>>((const Key<3> *) keys, begin, end, stats);
-			break;
-		default:
-			presort_kernel<4><<<blocks, threads, 0, ctx.stream>>>((const Key<4> *) keys, begin, end, stats);
-			break;
-	}
+	with_key_words(key_words, [&](auto width) {
+		constexpr int N = decltype(width)::value;
+
+		presort_kernel<N><<<blocks, threads, 0, ctx.stream>>>((const Key<N> *) keys, begin, end, stats);
+	});
 	check_launch(ctx, "presort_kernel");
 }
 
