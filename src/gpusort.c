@@ -41,6 +41,7 @@ int			gpusort_gpu_algorithm = GPUSORT_ALGO_AUTO;
 int			gpusort_gpu_min_rows = 1000000;
 int			gpusort_gpu_device = 0;
 int			gpusort_pinned_cache_kb = 512 * 1024;	/* 512 MB */
+int			gpusort_key_threads = -1;	/* -1: half the CPUs, at most 16 */
 
 static const struct config_enum_entry engine_options[] = {
 	{"auto", GPUSORT_ENGINE_AUTO, false},
@@ -157,6 +158,15 @@ _PG_init(void)
 							&gpusort_pinned_cache_kb,
 							512 * 1024, 0, MAX_KILOBYTES,
 							PGC_SUSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpusort.key_threads",
+							"Threads that build collation keys (strxfrm, ICU sort keys) "
+							"beside the backend; -1 means half the CPUs, at most 16.",
+							"0 builds every key in the backend itself.",
+							&gpusort_key_threads,
+							-1, -1, 64,
+							PGC_SUSET, 0,
 							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("gpusort");

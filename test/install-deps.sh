@@ -1,13 +1,14 @@
 #!/bin/bash
 # test/install-deps.sh: install what building and testing gpusort needs on a
 # Debian/Ubuntu machine (as root): PostgreSQL 15 with its server headers and
-# PGXS, Perl's IPC::Run for the TAP tests, and the en_US.UTF-8 locale that
-# the collation tests use.  Does nothing that is already done.
+# PGXS, Perl's IPC::Run for the TAP tests, Python 3 for the fuzzer, and the
+# en_US, de_DE and sv_SE UTF-8 locales that the collation tests use.  Does
+# nothing that is already done.
 set -euo pipefail
 [ "$(id -u)" = 0 ] || { echo "install-deps: run as root (or install the packages yourself)" >&2; exit 1; }
 
 need=()
-for p in postgresql-15 postgresql-server-dev-15 libipc-run-perl locales make gcc; do
+for p in postgresql-15 postgresql-server-dev-15 libicu-dev libipc-run-perl locales python3 make gcc; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -15,8 +16,14 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
-if ! locale -a 2>/dev/null | grep -qi '^en_US\.utf-\?8$'; then
-  sed -i 's/^# *en_US.UTF-8 UTF-8/en_US.UTF-8 UTF-8/' /etc/locale.gen
-  grep -q '^en_US.UTF-8 UTF-8' /etc/locale.gen || echo 'en_US.UTF-8 UTF-8' >> /etc/locale.gen
-  locale-gen >/dev/null
-fi
+# en_US for the suite's default collation; de_DE and sv_SE for libc
+# collation tests whose accents and letters sort differently
+gen=0
+for loc in en_US de_DE sv_SE; do
+  if ! locale -a 2>/dev/null | grep -qi "^$loc\.utf-\?8$"; then
+    sed -i "s/^# *$loc.UTF-8 UTF-8/$loc.UTF-8 UTF-8/" /etc/locale.gen
+    grep -q "^$loc.UTF-8 UTF-8" /etc/locale.gen || echo "$loc.UTF-8 UTF-8" >> /etc/locale.gen
+    gen=1
+  fi
+done
+[ $gen = 1 ] && locale-gen >/dev/null
