@@ -44,6 +44,7 @@
 
 #include "cpu_radix.h"
 #include "engine.h"
+#include "faults.h"
 #include "gpusort.h"
 #include "keys.h"
 #include "tiebreak.h"
@@ -457,6 +458,7 @@ encode_records(GpuSortState *st, bool final)
 	const size_t chunk_records = GPUSORT_CHUNK_RECORDS;
 	instr_time	start;
 
+	gpusort_fault_point(GPUSORT_PHASE_ENCODE);
 	INSTR_TIME_SET_CURRENT(start);
 	while (st->tuplesort == NULL &&
 		   (st->nencoded < st->ntuples || (final && st->nsubmitted < st->ntuples)))
@@ -629,6 +631,7 @@ load_and_sort(GpuSortState *st)
 		}
 		if (st->ntuples % ENCODE_BATCH == 0)
 		{
+			gpusort_fault_point(GPUSORT_PHASE_LOAD);
 			if (st->ntuples >= (size_t) PG_UINT32_MAX)
 				switch_to_tuplesort(st, "more rows than 32-bit record indexes address");
 			else if (over_memory_limit(st, st->ntuples, 0))
@@ -650,6 +653,7 @@ load_and_sort(GpuSortState *st)
 		encode_records(st, true);
 		if (st->tuplesort)
 			break;
+		gpusort_fault_point(GPUSORT_PHASE_SORT);
 		INSTR_TIME_SET_CURRENT(start);
 		if (st->engine->methods->sort(st->engine, st->ntuples, &perm, &why))
 		{
@@ -672,6 +676,7 @@ load_and_sort(GpuSortState *st)
 	}
 
 	/* 4: comparators order the runs of equal inexact keys */
+	gpusort_fault_point(GPUSORT_PHASE_RESOLVE);
 	INSTR_TIME_SET_CURRENT(start);
 	{
 		Tiebreak	tb;
@@ -734,6 +739,7 @@ gpusort_exec(CustomScanState *node)
 
 	if (!st->sort_done)
 		load_and_sort(st);
+	gpusort_fault_point(GPUSORT_PHASE_EMIT);
 
 	if (timed)
 		INSTR_TIME_SET_CURRENT(start);
