@@ -51,6 +51,10 @@ static char cuda_count_error[256];
 /* the fault armed for the next sort */
 static std::atomic<int> armed_fault(GSCUDA_FAULT_NONE);
 
+/* a sticky error (or GSCUDA_FAULT_LOST): no sort of this process uses CUDA */
+static bool cuda_lost = false;
+static char cuda_lost_error[256];
+
 static void
 set_error(char *errbuf, size_t errlen, const char *msg)
 {
@@ -221,7 +225,7 @@ pinned_release(void *p)
 
 	if (it == pinned_sizes.end())
 		return;
-	if (pinned_cached + it->second <= pinned_cache_limit)
+	if (!cuda_lost && pinned_cached + it->second <= pinned_cache_limit)
 	{
 		pinned_free_list.insert({it->second, p});
 		pinned_cached += it->second;
@@ -238,6 +242,45 @@ gscuda_set_pinned_cache(size_t bytes)
 {
 	pinned_cache_limit = bytes;
 	pinned_trim(bytes);
+}
+
+/* The GPU is gone for this process: remember why, keep no pinned cache. */
+static void
+mark_lost(const char *what, cudaError_t err)
+{
+	if (!cuda_lost)
+		snprintf(cuda_lost_error, sizeof(cuda_lost_error), "GPU lost: %s: %s",
+				 what, cudaGetErrorString(err));
+	cuda_lost = true;
+	pinned_trim(0);
+}
+
+[[noreturn]] static void
+lose_device(const char *what, cudaError_t err)
+{
+	mark_lost(what, err);
+	fail(cuda_lost_error);
+}
+
+/*
+ * After a failed call: is the context still usable?  A sticky error (an
+ * illegal address, a device fallen off the bus) comes back from every later
+ * call; an ordinary one is returned once.
+ */
+static void
+probe_lost(void)
+{
+	cudaError_t err;
+
+	if (cuda_lost || cuda_init_state != 1)
+		return;
+	(void) cudaGetLastError();
+	if (cudaDeviceSynchronize() == cudaSuccess)
+		return;
+	(void) cudaGetLastError();
+	err = cudaDeviceSynchronize();
+	if (err != cudaSuccess)
+		mark_lost("sticky error", err);
 }
 
 struct GsCudaSort
@@ -464,6 +507,9 @@ submit_chunk(GsCudaSort *sort, size_t chunkno, size_t nrecords)
 		fail("chunks must be submitted in order, all full but the last");
 	if (end >= ((size_t) 1 << 32) - 1)
 		fail("sorts of 2^32 records or more are not supported");
+	if (sort->fault == GSCUDA_FAULT_LOST && chunkno > 0)
+		lose_device("device lost after the first chunk (injected fault)",
+					cudaErrorDevicesUnavailable);
 	if (nrecords == 0)
 	{
 		sort->next_chunk++;
@@ -530,6 +576,9 @@ finish_sort(GsCudaSort *sort, size_t n, const uint32_t **perm_out, GsCudaStats *
 	}
 	if (sort->submitted_records != n)
 		fail("more records were submitted than the sort was asked to finish");
+	if (sort->fault == GSCUDA_FAULT_LOST)
+		lose_device("device lost after the first chunk (injected fault)",
+					cudaErrorDevicesUnavailable);
 
 	make_event(&sort->sort_start);
 	make_event(&sort->sort_end);
@@ -721,6 +770,15 @@ gscuda_set_fault(GsCudaFault fault)
 	armed_fault.store((int) fault);
 }
 
+GS_EXPORT int
+gscuda_lost(char *errbuf, size_t errlen)
+{
+	if (!cuda_lost)
+		return 0;
+	set_error(errbuf, errlen, cuda_lost_error);
+	return 1;
+}
+
 GS_EXPORT GsCudaSort *
 gscuda_sort_begin(int key_words, size_t chunk_records, size_t expected_records,
 				  GsCudaAlgorithm algorithm, size_t mem_limit, char *errbuf, size_t errlen)
@@ -731,6 +789,8 @@ gscuda_sort_begin(int key_words, size_t chunk_records, size_t expected_records,
 	{
 		int			fault = armed_fault.exchange(GSCUDA_FAULT_NONE);
 
+		if (cuda_lost)
+			fail(cuda_lost_error);
 		if (fault == GSCUDA_FAULT_INIT)
 			fail("CUDA initialization (injected fault)", cudaErrorInitializationError);
 		if (cuda_init_state == 0 && gscuda_init(0, nullptr, 0, nullptr, nullptr, errbuf, errlen) != 0)
@@ -844,6 +904,7 @@ gscuda_sort_submit(GsCudaSort *sort, size_t chunkno, size_t nrecords,
 	catch (const GsError &e)
 	{
 		set_error(errbuf, errlen, e.message.c_str());
+		probe_lost();
 	}
 	catch (...)
 	{
@@ -866,6 +927,7 @@ gscuda_sort_finish(GsCudaSort *sort, size_t nrecords, const uint32_t **perm,
 	catch (const GsError &e)
 	{
 		set_error(errbuf, errlen, e.message.c_str());
+		probe_lost();
 	}
 	catch (...)
 	{

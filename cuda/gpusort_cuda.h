@@ -64,7 +64,8 @@ typedef enum GsCudaFault
 	GSCUDA_FAULT_H2D,
 	GSCUDA_FAULT_LAUNCH,
 	GSCUDA_FAULT_KERNEL,
-	GSCUDA_FAULT_D2H
+	GSCUDA_FAULT_D2H,
+	GSCUDA_FAULT_LOST			/* the GPU is lost after the first chunk */
 } GsCudaFault;
 
 typedef struct GsCudaSort GsCudaSort;
@@ -89,6 +90,13 @@ extern void gscuda_set_pinned_cache(size_t bytes);
 
 /* Arm one fault for the next sort (GSCUDA_FAULT_NONE disarms). */
 extern void gscuda_set_fault(GsCudaFault fault);
+
+/*
+ * Whether this process has lost its GPU (a sticky error: the CUDA context
+ * is unusable until the process exits); 1 with the error in errbuf.  Every
+ * later sort of the process fails at once.
+ */
+extern int	gscuda_lost(char *errbuf, size_t errlen);
 
 /*
  * Start a sort of records of key_words words (1..4).  expected_records is a

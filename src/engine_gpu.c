@@ -26,6 +26,7 @@
 #include "utils/memutils.h"
 
 #include "engine.h"
+#include "faults.h"
 #include "gpusort.h"
 
 #ifdef GPUSORT_USE_CUDA
@@ -70,6 +71,22 @@ cuda_ready(char **why)
 	return cuda_state == CUDA_READY;
 }
 
+/*
+ * After a failure: if the process lost its GPU (a sticky error), later sorts
+ * and plans of this backend count on no GPU.
+ */
+static void
+gpu_check_lost(void)
+{
+	char		err[256];
+
+	if (cuda_state == CUDA_READY && gscuda_lost(err, sizeof(err)))
+	{
+		cuda_state = CUDA_FAILED;
+		strlcpy(cuda_failure, err, sizeof(cuda_failure));
+	}
+}
+
 static void
 gpu_engine_release(void *arg)
 {
@@ -95,6 +112,7 @@ gpu_engine_chunk(SortEngine *engine, size_t chunkno, char **why)
 
 		if (buf == NULL)
 		{
+			gpu_check_lost();
 			*why = psprintf("GPU: %s", err);
 			return NULL;
 		}
@@ -111,6 +129,7 @@ gpu_engine_submit(SortEngine *engine, size_t chunkno, size_t nrecords, char **wh
 
 	if (gscuda_sort_submit(gpu->sort, chunkno, nrecords, err, sizeof(err)) != 0)
 	{
+		gpu_check_lost();
 		*why = psprintf("GPU: %s", err);
 		return false;
 	}
@@ -128,6 +147,7 @@ gpu_engine_sort(SortEngine *engine, size_t n, uint32 **perm, char **why)
 	memset(&stats, 0, sizeof(stats));
 	if (gscuda_sort_finish(gpu->sort, n, &result, &stats, err, sizeof(err)) != 0)
 	{
+		gpu_check_lost();
 		*why = psprintf("GPU: %s", err);
 		return false;
 	}
@@ -176,6 +196,7 @@ gpu_engine_begin(MemoryContext mcxt, int key_words, size_t expected_records,
 	MemoryContextRegisterResetCallback(mcxt, &gpu->release);
 
 	gscuda_set_pinned_cache((size_t) gpusort_pinned_cache_kb * 1024);
+	gscuda_set_fault((GsCudaFault) gpusort_fault_gpu());	/* tests only */
 	gpu->sort = gscuda_sort_begin(key_words, GPUSORT_CHUNK_RECORDS,
 								  expected_records,
 								  (GsCudaAlgorithm) gpusort_gpu_algorithm,
@@ -183,6 +204,7 @@ gpu_engine_begin(MemoryContext mcxt, int key_words, size_t expected_records,
 								  err, sizeof(err));
 	if (gpu->sort == NULL)
 	{
+		gpu_check_lost();
 		*why = psprintf("GPU: %s", err);
 		return NULL;
 	}

@@ -5,12 +5,31 @@
  *
  * The executor calls gpusort_fault_point() as a sort enters each of its
  * phases; what happens there (nothing, by default) is decided by faults.c
- * from superuser-only settings.
+ * from the superuser-only setting gpusort.inject_fault, whose value names
+ * one fault:
+ *
+ *	''  or 'none'		nothing (the default)
+ *	'error:PHASE'		an ordinary ERROR as the sort enters PHASE
+ *	'delay:PHASE:MS'	a sleep of MS milliseconds in PHASE, once per
+ *						statement, that a cancel or statement_timeout ends
+ *	'arena_oom'			the arena's next block (after the first) cannot be
+ *						allocated: the sort goes to PostgreSQL's tuplesort
+ *	'gpu_init'			GPU steps, for every sort on the GPU: context
+ *	'gpu_alloc'			creation, device allocation, host-to-device copy,
+ *	'gpu_h2d'			kernel launch, kernel execution, device-to-host copy
+ *	'gpu_launch'		(each fails; the sort goes on with the CPU engine),
+ *	'gpu_kernel'		and a GPU that is lost after the first chunk (a
+ *	'gpu_d2h'			sticky error: this backend uses no GPU again)
+ *	'gpu_lost'
+ *
+ * PHASE is load, encode, sort, resolve or emit.
  *
  *-------------------------------------------------------------------------
  */
 #ifndef GPUSORT_FAULTS_H
 #define GPUSORT_FAULTS_H
+
+#include "utils/guc.h"
 
 typedef enum GpuSortPhase
 {
@@ -21,6 +40,34 @@ typedef enum GpuSortPhase
 	GPUSORT_PHASE_EMIT			/* returning tuples */
 } GpuSortPhase;
 
+/* GPU fault points; values match GsCudaFault (cuda/gpusort_cuda.h) */
+typedef enum GpuSortGpuFault
+{
+	GPUSORT_GPU_FAULT_NONE = 0,
+	GPUSORT_GPU_FAULT_INIT,
+	GPUSORT_GPU_FAULT_ALLOC,
+	GPUSORT_GPU_FAULT_H2D,
+	GPUSORT_GPU_FAULT_LAUNCH,
+	GPUSORT_GPU_FAULT_KERNEL,
+	GPUSORT_GPU_FAULT_D2H,
+	GPUSORT_GPU_FAULT_LOST
+} GpuSortGpuFault;
+
+/* gpusort.inject_fault (gpusort.c) and its hooks */
+extern char *gpusort_inject_fault;
+extern bool gpusort_inject_fault_check(char **newval, void **extra, GucSource source);
+extern void gpusort_inject_fault_assign(const char *newval, void *extra);
+
+/* the executor, as a sort enters each phase */
 extern void gpusort_fault_point(GpuSortPhase phase);
+
+/* the GPU engine, as a sort starts: the GPU fault to arm (or NONE) */
+extern GpuSortGpuFault gpusort_fault_gpu(void);
+
+/*
+ * The arena, before it takes a new block when it already holds
+ * arena_bytes: true if the allocation is to fail (arena_oom).
+ */
+extern bool gpusort_fault_arena_oom(Size arena_bytes);
 
 #endif							/* GPUSORT_FAULTS_H */

@@ -23,6 +23,7 @@
 #include "utils/guc.h"
 
 #include "engine.h"
+#include "faults.h"
 #include "gpusort.h"
 
 PG_MODULE_MAGIC;
@@ -42,6 +43,7 @@ int			gpusort_gpu_min_rows = 1000000;
 int			gpusort_gpu_device = 0;
 int			gpusort_pinned_cache_kb = 512 * 1024;	/* 512 MB */
 int			gpusort_key_threads = -1;	/* -1: half the CPUs, at most 16 */
+char	   *gpusort_inject_fault = NULL;	/* faults.h: tests only */
 
 static const struct config_enum_entry engine_options[] = {
 	{"auto", GPUSORT_ENGINE_AUTO, false},
@@ -168,6 +170,18 @@ _PG_init(void)
 							-1, -1, 64,
 							PGC_SUSET, 0,
 							NULL, NULL, NULL);
+
+	DefineCustomStringVariable("gpusort.inject_fault",
+							   "Fault to inject, for tests: error:PHASE, delay:PHASE:MS, "
+							   "arena_oom, gpu_init, gpu_alloc, gpu_h2d, gpu_launch, "
+							   "gpu_kernel, gpu_d2h or gpu_lost; empty for none.",
+							   "PHASE is load, encode, sort, resolve or emit.",
+							   &gpusort_inject_fault,
+							   "",
+							   PGC_SUSET, GUC_NOT_IN_SAMPLE,
+							   gpusort_inject_fault_check,
+							   gpusort_inject_fault_assign,
+							   NULL);
 
 	MarkGUCPrefixReserved("gpusort");
 
