@@ -77,14 +77,16 @@ inline void
 check_launch(const GsContext &ctx, const char *kernel)
 {
 	cudaError_t err = cudaGetLastError();
+	bool		injected = (ctx.fault == GSCUDA_FAULT_LAUNCH);
 
-	if (ctx.fault == GSCUDA_FAULT_LAUNCH)
+	if (injected)
 		err = cudaErrorLaunchFailure;
 	if (err != cudaSuccess)
 	{
 		char		what[128];
 
-		snprintf(what, sizeof(what), "launch of %s", kernel);
+		snprintf(what, sizeof(what), "launch of %s%s", kernel,
+				 injected ? " (injected fault)" : "");
 		fail(what, err);
 	}
 }

@@ -1,0 +1,273 @@
+--
+-- 150_reliability: injected faults (gpusort.inject_fault), and what an
+-- ordinary role may and may not do.
+--
+-- * error:PHASE at each of load, encode, sort, resolve, emit: an ordinary
+--   ERROR, and the same backend then sorts correctly;
+-- * delay:PHASE:MS at each phase: the result is right; with a
+--   statement_timeout shorter than the delay, the query is cancelled in
+--   that phase, and the same backend then sorts correctly;
+-- * arena_oom: the tuples go to PostgreSQL's tuplesort, the result is right;
+-- * the GPU faults (gpu_init, gpu_alloc, gpu_h2d, gpu_launch, gpu_kernel,
+--   gpu_d2h, gpu_lost): the result is right and, where the suite runs on a
+--   GPU, EXPLAIN ANALYZE says "Sort Engine: CPU" and "Fallback: GPU: ...
+--   (injected fault)"; elsewhere the fault is accepted and changes nothing.
+--   gpu_lost leaves the backend without GPU (a sticky error); a new
+--   session has it again.  The output is the same on every engine: the
+--   checks print ok or what they found.
+-- * security: CREATE EXTENSION and LOAD need a superuser; an ordinary role
+--   cannot set the resource and GPU settings, nor inject faults;
+--   gpusort_info() returns the build and the GPUs, nothing about sessions.
+--
+SET search_path = gs, public;
+
+CREATE TABLE gs_rel AS
+SELECT g AS id, hashint4(g) % 100000 AS k, md5(g::text) AS s
+  FROM generate_series(1, 300000) g;	-- three chunks of 128K records
+ANALYZE gs_rel;
+
+-- Sort Engine (without the algorithm: CPU, GPU: <name>, PostgreSQL
+-- tuplesort) and Fallback of the first GpuSort of q's EXPLAIN ANALYZE, on
+-- the suite's engine
+CREATE FUNCTION gs.sort_outcome(q text, OUT engine text, OUT fallback text)
+LANGUAGE plpgsql AS $$
+DECLARE
+  line text;
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    IF engine IS NULL AND line ~ '^\s*Sort Engine: ' THEN
+      engine := regexp_replace(line, '^\s*Sort Engine: ([^,]*).*$', '\1');
+    ELSIF fallback IS NULL AND line ~ '^\s*Fallback: ' THEN
+      fallback := regexp_replace(line, '^\s*Fallback: ', '');
+    END IF;
+  END LOOP;
+END $$;
+
+-- does this session sort on a GPU?  (gs.gpu, set below)
+CREATE FUNCTION gs.on_gpu() RETURNS boolean LANGUAGE sql AS
+  $$ SELECT current_setting('gs.gpu')::boolean $$;
+
+-- after a GPU fault: on a GPU, the CPU engine sorted and the Fallback
+-- line matches pattern; without one, the CPU engine sorted as always
+CREATE FUNCTION gs.gpu_fault_ok(q text, pattern text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+  o record;
+BEGIN
+  o := gs.sort_outcome(q);
+  IF gs.on_gpu() AND o.engine = 'CPU' AND o.fallback ~ pattern THEN
+    RETURN 'ok';
+  ELSIF NOT gs.on_gpu() AND o.engine = 'CPU' AND coalesce(o.fallback, '') !~ 'injected' THEN
+    RETURN 'ok';
+  END IF;
+  RETURN format('FAIL: Sort Engine: %s; Fallback: %s', o.engine, o.fallback);
+END $$;
+
+-- no fault: the suite's engine sorted, no Fallback line
+CREATE FUNCTION gs.no_fault_ok(q text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+  o record;
+BEGIN
+  o := gs.sort_outcome(q);
+  IF o.fallback IS NULL AND
+     ((gs.on_gpu() AND o.engine LIKE 'GPU: %') OR (NOT gs.on_gpu() AND o.engine = 'CPU')) THEN
+    RETURN 'ok';
+  END IF;
+  RETURN format('FAIL: Sort Engine: %s; Fallback: %s', o.engine, o.fallback);
+END $$;
+
+SELECT set_config('gs.gpu', (current_setting('gpusort.engine') <> 'cpu' AND engines LIKE 'gpu%')::text,
+                  false) IS NOT NULL AS noted
+  FROM gpusort_info();
+SELECT pg_backend_pid() AS backend \gset
+
+SHOW gpusort.inject_fault;
+SELECT gs.no_fault_ok('SELECT k, id FROM gs_rel ORDER BY k');
+
+-- the value is checked
+SET gpusort.inject_fault = 'bogus';
+SET gpusort.inject_fault = 'error:nowhere';
+SET gpusort.inject_fault = 'delay:sort';
+SET gpusort.inject_fault = 'delay:sort:-1';
+SET gpusort.inject_fault = 'delay:sort:10x';
+SET gpusort.inject_fault = 'gpu_lost:now';
+SHOW gpusort.inject_fault;
+
+--
+-- executor phases: error:PHASE
+--
+SET gpusort.inject_fault = 'error:load';
+SELECT count(*), sum(k) FROM (SELECT k FROM gs_rel ORDER BY k) x;
+SET gpusort.inject_fault = 'error:encode';
+SELECT count(*), sum(k) FROM (SELECT k FROM gs_rel ORDER BY k) x;
+SET gpusort.inject_fault = 'error:sort';
+SELECT count(*), sum(k) FROM (SELECT k FROM gs_rel ORDER BY k) x;
+SET gpusort.inject_fault = 'error:resolve';
+SELECT count(*), sum(k) FROM (SELECT k FROM gs_rel ORDER BY k) x;
+SET gpusort.inject_fault = 'error:emit';
+SELECT count(*), sum(k) FROM (SELECT k FROM gs_rel ORDER BY k) x;
+-- an error fault in a phase the sort does not reach changes nothing:
+-- PostgreSQL's Sort (gpusort off) and a sort that falls back to tuplesort
+-- before resolving
+SET gpusort.inject_fault = 'error:resolve';
+SET gpusort.enabled = off;
+SELECT count(*), sum(k) FROM (SELECT k FROM gs_rel ORDER BY k) x;
+RESET gpusort.enabled;
+SET gpusort.max_memory = '1MB';
+SELECT gs_check('SELECT k, id FROM gs_rel ORDER BY k');
+RESET gpusort.max_memory;
+RESET gpusort.inject_fault;
+SELECT gs_check('SELECT k, id FROM gs_rel ORDER BY k');
+SELECT pg_backend_pid() = :backend AS same_backend;
+
+--
+-- executor phases: delay:PHASE:MS (once per statement)
+--
+SET gpusort.inject_fault = 'delay:load:20';
+SELECT gs_check('SELECT k, id FROM gs_rel ORDER BY k');
+SET gpusort.inject_fault = 'delay:encode:20';
+SELECT gs_check('SELECT k, s FROM gs_rel ORDER BY k DESC');
+SET gpusort.inject_fault = 'delay:sort:20';
+SELECT gs_check('SELECT s, id FROM gs_rel ORDER BY s');
+SET gpusort.inject_fault = 'delay:resolve:20';
+SELECT gs_check('SELECT s, k FROM gs_rel ORDER BY s DESC');
+SET gpusort.inject_fault = 'delay:emit:20';
+SELECT gs_check('SELECT k, id FROM gs_rel ORDER BY k, id', 2);
+SELECT gs.no_fault_ok('SELECT k, id FROM gs_rel ORDER BY k');
+
+-- a statement_timeout shorter than the delay cancels the query in that phase
+SET statement_timeout = '300ms';
+SET gpusort.inject_fault = 'delay:load:60000';
+SELECT count(*), sum(k) FROM (SELECT k FROM gs_rel ORDER BY k) x;
+SET gpusort.inject_fault = 'delay:encode:60000';
+SELECT count(*), sum(k) FROM (SELECT k FROM gs_rel ORDER BY k) x;
+SET gpusort.inject_fault = 'delay:sort:60000';
+SELECT count(*), sum(k) FROM (SELECT k FROM gs_rel ORDER BY k) x;
+SET gpusort.inject_fault = 'delay:resolve:60000';
+SELECT count(*), sum(k) FROM (SELECT k FROM gs_rel ORDER BY k) x;
+SET gpusort.inject_fault = 'delay:emit:60000';
+SELECT count(*), sum(k) FROM (SELECT k FROM gs_rel ORDER BY k) x;
+RESET statement_timeout;
+RESET gpusort.inject_fault;
+SELECT gs_check('SELECT k, id FROM gs_rel ORDER BY k');
+SELECT pg_backend_pid() = :backend AS same_backend;
+
+--
+-- out of memory in the arena: the tuples go to PostgreSQL's tuplesort
+--
+SET gpusort.inject_fault = 'arena_oom';
+SELECT gs_check('SELECT k, id FROM gs_rel ORDER BY k');
+SELECT gs_check('SELECT s, id FROM gs_rel ORDER BY s DESC');
+-- (until nodeGpuSort.c calls gpusort_fault_arena_oom() in its arena the
+-- fault changes nothing; then the sort falls back)
+SELECT (o.engine = 'PostgreSQL tuplesort' AND o.fallback = 'out of memory for the tuples')
+       OR o.fallback IS NULL AS fallback_ok
+  FROM gs.sort_outcome('SELECT k, id FROM gs_rel ORDER BY k') o;
+RESET gpusort.inject_fault;
+
+--
+-- GPU faults: on a GPU each sort falls back to the CPU engine and says why;
+-- without a GPU they are accepted and change nothing.  (The server log of
+-- the GPU suite counts logged GPU fallbacks as failures: these are not.)
+--
+SET log_min_messages = warning;
+SET gpusort.inject_fault = 'gpu_init';
+SELECT gs_check('SELECT k, id FROM gs_rel ORDER BY k');
+SELECT gs.gpu_fault_ok('SELECT k, id FROM gs_rel ORDER BY k', '^GPU: CUDA initialization \(injected fault\)');
+SET gpusort.inject_fault = 'gpu_alloc';
+SELECT gs_check('SELECT k, id FROM gs_rel ORDER BY k');
+SELECT gs.gpu_fault_ok('SELECT k, id FROM gs_rel ORDER BY k', '^GPU: cudaMallocAsync \(injected fault\)');
+SET gpusort.inject_fault = 'gpu_h2d';
+SELECT gs_check('SELECT k, id FROM gs_rel ORDER BY k');
+SELECT gs.gpu_fault_ok('SELECT k, id FROM gs_rel ORDER BY k', '^GPU: cudaMemcpyAsync to the device \(injected fault\)');
+SET gpusort.inject_fault = 'gpu_launch';
+SELECT gs_check('SELECT k, id FROM gs_rel ORDER BY k');
+SELECT gs.gpu_fault_ok('SELECT k, id FROM gs_rel ORDER BY k', '^GPU: launch of \S+ \(injected fault\)');
+SET gpusort.inject_fault = 'gpu_kernel';
+SELECT gs_check('SELECT k, id FROM gs_rel ORDER BY k');
+SELECT gs.gpu_fault_ok('SELECT k, id FROM gs_rel ORDER BY k', '^GPU: kernel execution \(injected fault\)');
+SET gpusort.inject_fault = 'gpu_d2h';
+SELECT gs_check('SELECT k, id FROM gs_rel ORDER BY k');
+SELECT gs.gpu_fault_ok('SELECT k, id FROM gs_rel ORDER BY k', '^GPU: cudaMemcpyAsync to the host \(injected fault\)');
+-- text first: the fallback's keys then feed the comparator pass
+SELECT gs_check('SELECT s, k FROM gs_rel ORDER BY s COLLATE "C", k', 2);
+RESET gpusort.inject_fault;
+SELECT gs.no_fault_ok('SELECT k, id FROM gs_rel ORDER BY k');
+SELECT pg_backend_pid() = :backend AS same_backend;
+
+-- a GPU lost after the first chunk: this sort and every later one of this
+-- backend go to the CPU engine (a real sticky error leaves the CUDA context
+-- unusable until the process exits)
+SET gpusort.inject_fault = 'gpu_lost';
+SELECT gs.gpu_fault_ok('SELECT k, id FROM gs_rel ORDER BY k',
+                       '^GPU: GPU lost: device lost after the first chunk \(injected fault\)');
+SELECT gs_check('SELECT k, id FROM gs_rel ORDER BY k DESC');
+RESET gpusort.inject_fault;
+SELECT gs.gpu_fault_ok('SELECT k, id FROM gs_rel ORDER BY k',
+                       '^no usable GPU: GPU lost: device lost after the first chunk \(injected fault\)');
+SELECT gs_check('SELECT k, id FROM gs_rel ORDER BY k');
+SELECT pg_backend_pid() = :backend AS same_backend;
+-- a new backend has its GPU
+\c
+SET search_path = gs, public;
+SELECT set_config('gs.gpu', (current_setting('gpusort.engine') <> 'cpu' AND engines LIKE 'gpu%')::text,
+                  false) IS NOT NULL AS noted
+  FROM gpusort_info();
+SELECT gs.no_fault_ok('SELECT k, id FROM gs_rel ORDER BY k');
+SELECT gs_check('SELECT k, id FROM gs_rel ORDER BY k');
+
+--
+-- security
+--
+SELECT name, context FROM pg_settings
+ WHERE name IN ('gpusort.max_memory', 'gpusort.gpu_memory', 'gpusort.gpu_device',
+                'gpusort.pinned_cache', 'gpusort.key_threads', 'gpusort.inject_fault')
+ ORDER BY name;
+CREATE ROLE regress_gs_rel;
+GRANT USAGE ON SCHEMA gs TO regress_gs_rel;
+GRANT SELECT ON gs_rel TO regress_gs_rel;
+DROP TABLE pg_temp.gs_native, pg_temp.gs_gpusort;  -- gs_check's, owned by the superuser
+SET ROLE regress_gs_rel;
+-- none of the resource or GPU settings, nor faults
+SET gpusort.max_memory = '100GB';
+SET gpusort.gpu_memory = '100GB';
+SET gpusort.gpu_device = 1;
+SET gpusort.pinned_cache = '100GB';
+SET gpusort.key_threads = 64;
+SET gpusort.inject_fault = 'delay:sort:60000';
+SET gpusort.inject_fault = '';
+SELECT set_config('gpusort.inject_fault', 'gpu_lost', false);
+SELECT set_config('gpusort.max_memory', '100GB', true);
+ALTER ROLE regress_gs_rel SET gpusort.inject_fault = 'error:load';
+ALTER ROLE regress_gs_rel SET gpusort.max_memory = '100GB';
+SHOW gpusort.inject_fault;
+-- nor load the library by hand
+LOAD 'gpusort';
+-- gpusort_info(): the version, the build, the engines and the GPUs
+-- (device, model, memory): nothing about other sessions or their sorts
+SELECT version, build IN ('CUDA', 'CPU-only') AS known_build,
+       engines IN ('cpu', 'gpu, cpu') AS known_engines, gpus IS NOT NULL AS has_gpus
+  FROM gpusort_info();
+-- and it sorts, within the superuser's limits
+SELECT gs_check('SELECT k, id FROM gs_rel WHERE id <= 50000 ORDER BY k');
+RESET ROLE;
+SELECT proname, pg_get_function_result(oid) AS result, provolatile, prosecdef
+  FROM pg_proc WHERE proname = 'gpusort_info';
+
+-- CREATE EXTENSION needs a superuser (gpusort.control: superuser = true,
+-- trusted = false), even with CREATE on the schema
+SELECT extname FROM pg_extension WHERE extname = 'gpusort';
+BEGIN;
+DROP EXTENSION gpusort;
+GRANT CREATE ON SCHEMA public TO regress_gs_rel;
+SET ROLE regress_gs_rel;
+CREATE EXTENSION gpusort;
+ROLLBACK;
+SELECT extname FROM pg_extension WHERE extname = 'gpusort';
+
+DROP TABLE IF EXISTS pg_temp.gs_native, pg_temp.gs_gpusort;
+REVOKE ALL ON gs_rel FROM regress_gs_rel;
+REVOKE ALL ON SCHEMA gs FROM regress_gs_rel;
+DROP ROLE regress_gs_rel;
+DROP TABLE gs_rel;
