@@ -1,0 +1,208 @@
+# 005_cancel.pl: cancelling and terminating a GpuSort in each of its phases.
+#
+# gpusort.inject_fault = 'delay:PHASE:60000' holds a sort for a minute as it
+# enters PHASE (load, encode, sort, resolve, emit) and logs "injected delay
+# ... in the PHASE phase", so that an interrupt lands in that phase, not
+# just somewhere in the query.  Checked:
+#  1. in one session, for every phase, twice: statement_timeout (200 ms)
+#     and pg_cancel_backend() end the query at once with the usual error,
+#     in that phase (the log line of the session's pid), and the same
+#     session then sorts correctly (compared with PostgreSQL's Sort) -- 20
+#     cancels in all;
+#  2. for every phase, pg_terminate_backend() of another session caught in
+#     its delay: its client is told, the server does not restart, and the
+#     first session still sorts correctly -- 5 terminations;
+#  3. the server log has no leak or resource WARNING and no crash;
+#  4. on a GPU (gpusort.engine = gpu and nvidia-smi present) the GPU's used
+#     memory comes back to what it was before (within 64 MiB); skipped
+#     elsewhere.
+# gpusort.engine comes from $ENV{GPUSORT_ENGINE} (default cpu).
+use strict;
+use warnings;
+
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep time);
+
+use FindBin;
+use lib $FindBin::RealBin;
+use GpuSortNode;
+
+my $engine = gpusort_engine();
+my $node = gpusort_node('cancel', conf => "gpusort.gpu_min_rows = 0\n");
+big_table($node, 300000);
+my $check = q{SELECT md5(string_agg(k || ':' || id, ',')), count(*) FROM (SELECT k, id FROM big ORDER BY k DESC, id) x};
+my $native = $node->safe_psql('postgres', "SET gpusort.enabled = off; $check");
+my $start_time = $node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()');
+my $query = q{SELECT count(*), sum(k) FROM (SELECT k, s FROM big ORDER BY k) x};
+like($node->safe_psql('postgres', "EXPLAIN (COSTS OFF) $query"), qr/Custom Scan \(GpuSort\)/,
+	'the query is a GpuSort');
+my @phases = qw(load encode sort resolve emit);
+
+# GPU memory in use (MiB), where there is a GPU to look at; else undef
+sub gpu_used_mib
+{
+	return undef if $engine ne 'gpu';
+	my $smi = `nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -i 0 2>/dev/null`;
+	return ($? == 0 && $smi =~ /^\s*(\d+)/) ? $1 : undef;
+}
+
+# wait until the server log, from offset on, matches re
+sub wait_for_log
+{
+	my ($re, $offset, $pump) = @_;
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+	while (time() < $deadline)
+	{
+		$pump->() if $pump;
+		return 1 if slurp_file($node->logfile, $offset) =~ $re;
+		usleep(20_000);
+	}
+	return 0;
+}
+
+# the session that is cancelled again and again
+my ($in, $out, $err) = ('', '', '');
+my $timer = IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default);
+my $session = IPC::Run::start([ 'psql', '-XAtq', '-d', $node->connstr('postgres') ],
+	'<', \$in, '>', \$out, '2>', \$err, $timer);
+my $mark = 0;
+
+# send sql to the session; returns the marker that follows it
+sub session_send
+{
+	my ($sql) = @_;
+	$mark++;
+	($out, $err) = ('', '');
+	$in .= "$sql\n\\echo MARK$mark\n";
+	$session->pump_nb while length $in;
+	return $mark;
+}
+
+# wait for the session to have run up to the marker (and, if want_err,
+# to have written an error); returns its output and errors
+sub session_wait
+{
+	my ($m, $want_err) = @_;
+	$timer->start($PostgreSQL::Test::Utils::timeout_default);
+	$session->pump until $out =~ /MARK$m\n/ && (!$want_err || $err =~ /\n/);
+	(my $o = $out) =~ s/MARK$m\n//;
+	return ($o, $err);
+}
+
+my ($pid) = session_wait(session_send('SELECT pg_backend_pid();'));
+chomp $pid;
+like($pid, qr/^\d+$/, 'session started');
+my ($result) = session_wait(session_send("$check;"));
+is($result, "$native\n", 'the session sorts correctly');
+my $gpu_baseline = gpu_used_mib();
+note "GPU memory used after the first sort: $gpu_baseline MiB" if defined $gpu_baseline;
+
+# 1. statement_timeout and pg_cancel_backend in every phase, twice
+my $cancels = 0;
+for my $round (1 .. 2)
+{
+	for my $phase (@phases)
+	{
+		for my $how ('statement_timeout', 'pg_cancel_backend')
+		{
+			my $offset = -s $node->logfile;
+			my $t0 = time();
+			my ($o, $e);
+			if ($how eq 'statement_timeout')
+			{
+				($o, $e) = session_wait(session_send(
+					"SET gpusort.inject_fault = 'delay:$phase:60000';\n"
+					  . "SET statement_timeout = '200ms';\n$query;\n"
+					  . "RESET statement_timeout;\nRESET gpusort.inject_fault;"), 1);
+				like($e, qr/canceling statement due to statement timeout/,
+					"$phase, round $round: statement_timeout cancelled the sort");
+			}
+			else
+			{
+				my $m = session_send("SET gpusort.inject_fault = 'delay:$phase:60000';\n"
+					  . "$query;\nRESET gpusort.inject_fault;");
+				ok(wait_for_log(qr/\[$pid\] .*injected delay of 60000 ms in the $phase phase/,
+						$offset, sub { $session->pump_nb }),
+					"$phase, round $round: the sort is held in its $phase phase");
+				is($node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)"), 't',
+					"$phase, round $round: pg_cancel_backend");
+				($o, $e) = session_wait($m, 1);
+				like($e, qr/canceling statement due to user request/,
+					"$phase, round $round: the sort was cancelled");
+			}
+			my $secs = time() - $t0;
+			cmp_ok($secs, '<', 20, "$phase, round $round: $how took effect at once ($secs s)");
+			like(slurp_file($node->logfile, $offset),
+				qr/\[$pid\] .*injected delay of 60000 ms in the $phase phase/,
+				"$phase, round $round: $how landed in the $phase phase");
+			unlike($o, qr/\d/, "$phase, round $round: no result");
+			($result) = session_wait(session_send("$check;"));
+			is($result, "$native\n", "$phase, round $round: after $how the same session sorts correctly");
+			$cancels++;
+		}
+	}
+}
+note "$cancels cancels";
+SKIP:
+{
+	skip 'no GPU memory to look at (engine is not gpu, or no nvidia-smi)', 1
+	  unless defined $gpu_baseline;
+	my $used = gpu_used_mib();
+	cmp_ok($used, '<=', $gpu_baseline + 64,
+		"GPU memory after $cancels cancels: $used MiB (was $gpu_baseline MiB)");
+}
+
+# 2. pg_terminate_backend of a session held in each phase
+my $terminations = 0;
+for my $phase (@phases)
+{
+	my $offset = -s $node->logfile;
+	my ($tin, $tout, $terr) =
+	  ("SET gpusort.inject_fault = 'delay:$phase:60000';\n$query;\n", '', '');
+	my $h = IPC::Run::start(
+		[ 'psql', '-XAtq', '-d', $node->connstr('postgres') . " application_name=gs_terminate" ],
+		'<', \$tin, '>', \$tout, '2>', \$terr);
+	my $tpid;
+	ok(wait_for_log(qr/\[(\d+)\] gs_terminate .*injected delay of 60000 ms in the $phase phase/,
+			$offset, sub { $h->pump_nb }),
+		"terminate, $phase: the other session's sort is held in its $phase phase");
+	($tpid) = slurp_file($node->logfile, $offset)
+	  =~ /\[(\d+)\] gs_terminate .*injected delay of 60000 ms in the $phase phase/;
+	is($node->safe_psql('postgres', "SELECT pg_terminate_backend($tpid, 10000)"), 't',
+		"terminate, $phase: pg_terminate_backend");
+	$h->finish;
+	like($terr, qr/terminating connection due to administrator command/,
+		"terminate, $phase: the client was told why");
+	is($node->safe_psql('postgres', "SELECT count(*) FROM pg_stat_activity WHERE pid = $tpid"), '0',
+		"terminate, $phase: the backend is gone");
+	($result) = session_wait(session_send("$check;"));
+	is($result, "$native\n", "terminate, $phase: the first session still sorts correctly");
+	$terminations++;
+}
+is($node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()'), $start_time,
+	'the server never restarted');
+is($node->safe_psql('postgres', $check), $native, 'a new session sorts correctly');
+SKIP:
+{
+	skip 'no GPU memory to look at (engine is not gpu, or no nvidia-smi)', 1
+	  unless defined $gpu_baseline;
+	my $used = gpu_used_mib();
+	cmp_ok($used, '<=', $gpu_baseline + 64,
+		"GPU memory after $terminations terminations: $used MiB (was $gpu_baseline MiB)");
+}
+
+$in .= "\\q\n";
+$session->finish;
+
+# 3. the log: every delay, no leak, no crash
+$node->stop;
+my $log = slurp_file($node->logfile);
+my $delays = () = $log =~ /injected delay of 60000 ms/g;
+is($delays, $cancels + $terminations, "$delays interrupted delays logged");
+unlike($log, qr/leak|WARNING/, 'no leak or resource warning in the server log');
+unlike($log, qr/terminated by signal|was terminated by|PANIC|reinitializ/, 'no backend crashed');
+
+done_testing();
