@@ -128,9 +128,22 @@ gpusort_explain_node(CustomScanState *node, const GpuSortPlanInfo *info,
 	else
 	{
 		ExplainPropertyInteger("Key Width", "bytes", stats->key_words * 8, es);
-		ExplainPropertyText("Key Kind", stats->exact ? "exact" : "prefix", es);
+		ExplainPropertyText("Key Kind", stats->key_kind ? stats->key_kind : "exact", es);
 		ExplainPropertyInteger("Records", NULL, stats->records, es);
+		if (stats->key_threads > 0)
+			ExplainPropertyInteger("Key Threads", NULL, stats->key_threads, es);
+		if (stats->refine_rounds > 0)
+			ExplainPropertyText("Refined",
+								psprintf(INT64_FORMAT " records in %d rounds%s",
+										 stats->refined, stats->refine_rounds,
+										 stats->refined_on_gpu ? ", on the GPU" : ""),
+								es);
 		ExplainPropertyInteger("Resolved by Comparator", NULL, stats->resolved, es);
+		if (stats->checked_pairs > 0)
+		{
+			ExplainPropertyInteger("Collation Checked Pairs", NULL, stats->checked_pairs, es);
+			ExplainPropertyInteger("Collation Repaired", NULL, stats->repaired, es);
+		}
 		ExplainPropertyInteger("Memory Used", "kB", (stats->memory + 1023) / 1024, es);
 		if (stats->device_memory > 0)
 			ExplainPropertyInteger("GPU Memory Used", "kB",
@@ -149,6 +162,12 @@ gpusort_explain_node(CustomScanState *node, const GpuSortPlanInfo *info,
 			explain_ms("GPU Transfer Time", stats->transfer_ms, es);
 			explain_ms("GPU Kernel Time", stats->device_sort_ms, es);
 		}
+		if (stats->key_threads > 0 || stats->key_build_ms > 0)
+			explain_ms("Key Build Time", stats->key_build_ms, es);
+		if (stats->refine_rounds > 0 || stats->refine_ms > 0)
+			explain_ms("Refine Time", stats->refine_ms, es);
+		if (stats->checked_pairs > 0)
+			explain_ms("Collation Check Time", stats->check_ms, es);
 		explain_ms("Resolve Time", stats->resolve_ms, es);
 		explain_ms("Emit Time", stats->emit_ms, es);
 	}

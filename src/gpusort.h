@@ -86,6 +86,13 @@ typedef struct GpuSortStats
 	bool		exact;			/* keys decide the order alone */
 	int64		records;
 	int64		resolved;		/* records in runs ordered by comparators */
+	const char *key_kind;		/* key_layout_describe() */
+	int			key_threads;	/* threads that built keys (generic path) */
+	int			refine_rounds;	/* refinement rounds (refine.c) */
+	int64		refined;		/* records sorted again, over all rounds */
+	bool		refined_on_gpu;
+	int64		checked_pairs;	/* adjacent pairs certified (libc) */
+	int64		repaired;		/* records the libc check moved */
 	Size		memory;			/* peak host memory of the sort, bytes */
 	Size		device_memory;	/* peak GPU memory, bytes */
 	double		load_ms;
@@ -94,6 +101,9 @@ typedef struct GpuSortStats
 	double		transfer_ms;	/* GPU part of sort_ms: copies */
 	double		device_sort_ms; /* GPU part of sort_ms: kernels */
 	double		resolve_ms;
+	double		key_build_ms;	/* key threads' busy time, all together */
+	double		refine_ms;
+	double		check_ms;
 	double		emit_ms;
 } GpuSortStats;
 

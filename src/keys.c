@@ -5,19 +5,23 @@
  *	  seed 003 (signed integers and floats mapped to unsigned order), NULL
  *	  placement and DESC folded in, several columns concatenated.
  *
- * The encodings are exact for the types whose btree order is a total order
- * on fixed-width values: bool, int2, int4, int8, oid, float4, float8 (NaN
- * above every number and all NaNs equal, -0 equal to +0, as float8_cmp
- * has it), date, time, timestamp, timestamptz and uuid.  They apply only
- * when the ORDER BY uses the type's default btree operator family; any
- * other type or operator class contributes nothing to the key, and the
- * columns after it cannot contribute either (their bytes would only be
- * meaningful among records equal on that column).
+ * This file decides each ORDER BY column's encoding (key_kind_for) and
+ * places the layout; it also holds the fixed path, which builds keys of
+ * fixed-width columns straight from the slot.  Exact fixed encodings exist
+ * for bool, "char", int2, int4, int8, oid, money, float4, float8 (NaN above
+ * every number and all NaNs equal, -0 equal to +0, as float8_cmp has it),
+ * date, time, timestamp, timestamptz, uuid and interval; text, varchar,
+ * bpchar, name, bytea and numeric have variable-width encodings, built by
+ * keys_build.c.  Encodings apply only when the ORDER BY uses the type's
+ * default btree operator family; any other type or operator class
+ * contributes nothing to the key, and the columns after it cannot
+ * contribute either (their bytes would only be meaningful among records
+ * equal on that column).
  *
- * NULLs cost a byte per column, so a column gets its NULL byte only once a
- * NULL has been seen in it: key_encode_slot() reports the first NULL of a
- * column whose layout has no NULL byte, and the caller places the layout
- * again and re-encodes (nodeGpuSort.c).  A table without NULLs in an int8
+ * NULLs cost a byte per column, so on the fixed path a column gets its NULL
+ * byte only once a NULL has been seen in it: key_encode_slot() reports the
+ * first NULL of a column whose layout has no NULL byte, and the caller
+ * places the layout again and re-encodes (nodeGpuSort.c).  A table without NULLs in an int8
  * column thus sorts 8-byte keys, not 16-byte ones.
  *
  *-------------------------------------------------------------------------
@@ -26,38 +30,107 @@
 
 #include <math.h>
 
+#include "access/detoast.h"
 #include "access/nbtree.h"
+#include "catalog/pg_collation.h"
 #include "catalog/pg_opclass.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
+#include "mb/pg_wchar.h"
 #include "port/pg_bswap.h"
 #include "utils/lsyscache.h"
+#include "utils/pg_locale.h"
+#include "utils/timestamp.h"
 #include "utils/uuid.h"
 
 #include "keys.h"
 
 /*
- * The encoding for a column of type typid sorted by sortop, or KEY_NONE.
- * Sets *descending from the operator's btree strategy.
+ * The locale_t of the database's default collation when it is a libc one:
+ * PostgreSQL compares with strcoll() under setlocale(LC_COLLATE), and
+ * strcoll_l/strxfrm_l with this locale_t do the same in any thread.
+ */
+static locale_t
+default_libc_locale(void)
+{
+	static locale_t cached = (locale_t) 0;
+
+	if (cached == (locale_t) 0)
+	{
+		const char *name = setlocale(LC_COLLATE, NULL);
+
+		if (name != NULL)
+			cached = newlocale(LC_COLLATE_MASK, name, (locale_t) 0);
+	}
+	return cached;
+}
+
+/*
+ * How a text column of collation `collation` orders; false if gpusort has
+ * no encoding for it (no collation, or ICU in a database that is not UTF-8).
+ */
+static bool
+text_collate_for(KeyColumn *col, Oid collation)
+{
+	pg_locale_t locale;
+
+	col->deterministic = true;
+	if (!OidIsValid(collation))
+		return false;			/* PostgreSQL will complain, in its comparator */
+	if (lc_collate_is_c(collation))
+	{
+		col->collate = COLLATE_BYTES;
+		return true;
+	}
+	locale = pg_newlocale_from_collation(collation);
+	if (locale == NULL)
+	{
+		col->collate = COLLATE_LIBC;
+		col->libc_locale = default_libc_locale();
+		return col->libc_locale != (locale_t) 0;
+	}
+	col->deterministic = locale->deterministic;
+	if (locale->provider == COLLPROVIDER_LIBC)
+	{
+		col->collate = COLLATE_LIBC;
+		col->libc_locale = locale->info.lt;
+		return true;
+	}
+#ifdef USE_ICU
+	if (locale->provider == COLLPROVIDER_ICU && GetDatabaseEncoding() == PG_UTF8)
+	{
+		col->collate = COLLATE_ICU;
+		col->icu_collator = locale->info.icu.ucol;
+		return true;
+	}
+#endif
+	return false;
+}
+
+/*
+ * The encoding for column col, of type typid sorted by sortop under
+ * collation, or KEY_NONE.  Sets col->descending from the operator's btree
+ * strategy, and the kind's details.
  */
 static KeyKind
-key_kind_for(Oid typid, Oid sortop, bool *descending, int *value_bytes)
+key_kind_for(KeyColumn *col, Oid typid, Oid sortop, Oid collation)
 {
 	Oid			opfamily;
 	Oid			opcintype;
 	Oid			opclass;
 	Oid			basetype = getBaseType(typid);
+	Oid			opctype;
 	int16		strategy;
-	KeyKind		kind;
 
-	*descending = false;
-	*value_bytes = 0;
+	col->descending = false;
+	col->value_bytes = 0;
 	if (!get_ordering_op_properties(sortop, &opfamily, &opcintype, &strategy))
 		return KEY_NONE;
-	*descending = (strategy == BTGreaterStrategyNumber);
+	col->descending = (strategy == BTGreaterStrategyNumber);
 
 	/* only the type's own default order is known to match the encoding */
-	if (opcintype != basetype)
+	opctype = (basetype == VARCHAROID) ? TEXTOID : basetype;	/* varchar uses text's */
+	if (opcintype != opctype)
 		return KEY_NONE;
 	opclass = GetDefaultOpClass(basetype, BTREE_AM_OID);
 	if (!OidIsValid(opclass) || get_opclass_family(opclass) != opfamily)
@@ -66,61 +139,79 @@ key_kind_for(Oid typid, Oid sortop, bool *descending, int *value_bytes)
 	switch (basetype)
 	{
 		case BOOLOID:
-			kind = KEY_BOOL;
-			*value_bytes = 1;
-			break;
+			col->value_bytes = 1;
+			return KEY_BOOL;
+		case CHAROID:
+			col->value_bytes = 1;
+			return KEY_CHAR;
 		case INT2OID:
-			kind = KEY_INT2;
-			*value_bytes = 2;
-			break;
+			col->value_bytes = 2;
+			return KEY_INT2;
 		case INT4OID:
 		case DATEOID:
-			kind = KEY_INT4;
-			*value_bytes = 4;
-			break;
+			col->value_bytes = 4;
+			return KEY_INT4;
 		case INT8OID:
 		case TIMEOID:
 		case TIMESTAMPOID:
 		case TIMESTAMPTZOID:
-			kind = KEY_INT8;
-			*value_bytes = 8;
-			break;
+		case CASHOID:
+			col->value_bytes = 8;
+			return KEY_INT8;
 		case OIDOID:
-			kind = KEY_OID;
-			*value_bytes = 4;
-			break;
+			col->value_bytes = 4;
+			return KEY_OID;
 		case FLOAT4OID:
-			kind = KEY_FLOAT4;
-			*value_bytes = 4;
-			break;
+			col->value_bytes = 4;
+			return KEY_FLOAT4;
 		case FLOAT8OID:
-			kind = KEY_FLOAT8;
-			*value_bytes = 8;
-			break;
+			col->value_bytes = 8;
+			return KEY_FLOAT8;
 		case UUIDOID:
-			kind = KEY_UUID;
-			*value_bytes = UUID_LEN;
-			break;
+			col->value_bytes = UUID_LEN;
+			return KEY_UUID;
+#ifdef HAVE_INT128
+		case INTERVALOID:
+			col->value_bytes = 16;
+			return KEY_INTERVAL;
+#endif
+		case TEXTOID:
+		case VARCHAROID:
+		case BPCHAROID:
+		case NAMEOID:
+			col->text_source = (basetype == BPCHAROID) ? TEXT_BPCHAR :
+				(basetype == NAMEOID) ? TEXT_NAME : TEXT_VARLENA;
+			return text_collate_for(col, collation) ? KEY_TEXT : KEY_NONE;
+		case BYTEAOID:
+			return KEY_BYTEA;
+		case NUMERICOID:
+			return KEY_NUMERIC;
 		default:
-			kind = KEY_NONE;
-			break;
+			return KEY_NONE;
 	}
-	return kind;
 }
 
 /*
- * Describe the ORDER BY columns; the layout starts without NULL bytes (see
- * the file header) and is placed at once.
+ * Describe the ORDER BY columns and place the layout.  A layout whose
+ * encoded columns are all fixed-width and fit in max_bytes takes the fixed
+ * path, and starts without NULL bytes (see key_layout_place); any other is
+ * generic: every column has its NULL byte from the start, as re-encoding
+ * on a first NULL would mean building costly collation keys twice.
  */
 void
 key_layout_init(KeyLayout *layout, TupleDesc tupdesc, int ncols,
 				const AttrNumber *attnos, const Oid *sortops,
-				const bool *nulls_first, int max_bytes)
+				const Oid *collations, const bool *nulls_first, int max_bytes)
 {
+	int			fixed_bytes = 0;
+	bool		varwidth = false;
+
 	layout->ncols = ncols;
 	layout->cols = palloc0(sizeof(KeyColumn) * ncols);
 	layout->max_bytes = Min(max_bytes, GPUSORT_MAX_KEY_BYTES);
 	layout->max_attno = 0;
+	layout->full_cols = 0;
+	layout->verify = false;
 
 	for (int c = 0; c < ncols; c++)
 	{
@@ -128,21 +219,46 @@ key_layout_init(KeyLayout *layout, TupleDesc tupdesc, int ncols,
 		Oid			typid = TupleDescAttr(tupdesc, attnos[c] - 1)->atttypid;
 
 		col->attno = attnos[c];
-		col->kind = key_kind_for(typid, sortops[c], &col->descending,
-								 &col->value_bytes);
+		col->kind = key_kind_for(col, typid, sortops[c], collations[c]);
 		col->nulls_first = nulls_first[c];
 		col->null_byte = false;
 		layout->max_attno = Max(layout->max_attno, col->attno);
+		if (layout->full_cols == c && col->kind != KEY_NONE)
+		{
+			layout->full_cols++;
+			if (KEY_KIND_IS_VARWIDTH(col->kind))
+				varwidth = true;
+			fixed_bytes += col->value_bytes;
+			if (col->kind == KEY_TEXT && col->collate == COLLATE_LIBC)
+				layout->verify = true;
+		}
 	}
+	layout->generic = varwidth || fixed_bytes > layout->max_bytes;
+	if (layout->generic)
+		for (int c = 0; c < ncols; c++)
+			layout->cols[c].null_byte = true;
 	key_layout_place(layout);
 }
 
-/* Assign byte ranges to the columns, in ORDER BY order, within max_bytes. */
+/*
+ * Assign byte ranges to the columns, in ORDER BY order, within max_bytes.
+ * A generic layout's prefix is always max_bytes wide: the builder fills it
+ * with as much of the full key as fits.
+ */
 void
 key_layout_place(KeyLayout *layout)
 {
 	int			offset = 0;
 	bool		stopped = false;
+
+	if (layout->generic)
+	{
+		layout->key_bytes = layout->max_bytes;
+		layout->key_words = layout->max_bytes / 8;
+		layout->exact_cols = 0;
+		layout->exact = false;
+		return;
+	}
 
 	layout->exact_cols = 0;
 	for (int c = 0; c < layout->ncols; c++)
@@ -177,35 +293,49 @@ key_layout_place(KeyLayout *layout)
 	layout->exact = (layout->exact_cols == layout->ncols);
 }
 
-static inline uint32
-float4_order_bits(float4 value)
+/* What EXPLAIN ANALYZE calls the layout. */
+const char *
+key_layout_describe(const KeyLayout *layout)
 {
-	union
-	{
-		float4		f;
-		uint32		u;
-	}			bits;
-
-	if (isnan(value))
-		return PG_UINT32_MAX;	/* above +Infinity; every NaN the same */
-	bits.f = (value == 0.0f) ? 0.0f : value;	/* -0 is +0 */
-	return (bits.u & 0x80000000) ? ~bits.u : (bits.u | 0x80000000);
+	if (!layout->generic)
+		return layout->exact ? "exact" : "prefix";
+	if (layout->full_cols < layout->ncols)
+		return layout->verify ? "prefix, refined, libc-checked, comparator" :
+			"prefix, refined, comparator";
+	return layout->verify ? "prefix, refined, libc-checked" : "prefix, refined";
 }
 
-static inline uint64
-float8_order_bits(float8 value)
+/*
+ * Keep the datums of the full key's columns of the tuple in slot, for the
+ * generic builder.  Values stored out of line or compressed are detoasted
+ * into detoast_cxt once here, as the builder threads cannot do it.
+ */
+void
+key_store_inputs(const KeyLayout *layout, TupleTableSlot *slot,
+				 Datum *values, bool *isnull, MemoryContext detoast_cxt,
+				 Size *detoasted_bytes)
 {
-	union
+	slot_getsomeattrs(slot, layout->max_attno);
+	for (int c = 0; c < layout->full_cols; c++)
 	{
-		float8		f;
-		uint64		u;
-	}			bits;
+		const KeyColumn *col = &layout->cols[c];
+		Datum		value = slot->tts_values[col->attno - 1];
 
-	if (isnan(value))
-		return PG_UINT64_MAX;
-	bits.f = (value == 0.0) ? 0.0 : value;
-	return (bits.u & UINT64CONST(0x8000000000000000)) ?
-		~bits.u : (bits.u | UINT64CONST(0x8000000000000000));
+		isnull[c] = slot->tts_isnull[col->attno - 1];
+		if (!isnull[c] && KEY_KIND_IS_VARWIDTH(col->kind) &&
+			!(col->kind == KEY_TEXT && col->text_source == TEXT_NAME) &&
+			VARATT_IS_EXTENDED(DatumGetPointer(value)) &&
+			!VARATT_IS_SHORT(DatumGetPointer(value)))
+		{
+			MemoryContext oldcxt = MemoryContextSwitchTo(detoast_cxt);
+			struct varlena *plain = detoast_attr((struct varlena *) DatumGetPointer(value));
+
+			MemoryContextSwitchTo(oldcxt);
+			*detoasted_bytes += VARSIZE(plain);
+			value = PointerGetDatum(plain);
+		}
+		values[c] = value;
+	}
 }
 
 /*
@@ -265,6 +395,30 @@ put_uuid(uint64 *key, int offset, const pg_uuid_t *uuid, bool descending, int ke
 }
 
 /*
+ * An interval as PostgreSQL compares it (interval_cmp_value: months of 30
+ * days, days of 24 hours, as one 128-bit count of microseconds), big-endian
+ * with the sign bit flipped.
+ */
+#ifdef HAVE_INT128
+static inline void
+put_interval(uint64 *key, int offset, const Interval *interval, bool descending, int keep)
+{
+	uint64		hi;
+	uint64		lo;
+
+	key_interval_words(interval, &hi, &lo);
+	if (descending)
+	{
+		hi = ~hi;
+		lo = ~lo;
+	}
+	put_value(key, offset, hi, 8, Min(keep, 8));
+	if (keep > 8)
+		put_value(key, offset + 8, lo, 8, keep - 8);
+}
+#endif
+
+/*
  * Encode the key of the tuple in slot into key (layout->key_words words).
  * Returns false, without a key, when a column whose layout has no NULL byte
  * is NULL: that column is then marked as needing one, and the caller must
@@ -313,6 +467,9 @@ key_encode_slot(KeyLayout *layout, TupleTableSlot *slot, uint64 *key)
 			case KEY_BOOL:
 				v = DatumGetBool(value) ? 1 : 0;
 				break;
+			case KEY_CHAR:
+				v = (uint8) DatumGetChar(value);
+				break;
 			case KEY_INT2:
 				v = (uint16) DatumGetInt16(value) ^ 0x8000;
 				break;
@@ -334,9 +491,13 @@ key_encode_slot(KeyLayout *layout, TupleTableSlot *slot, uint64 *key)
 			case KEY_UUID:
 				put_uuid(key, offset, DatumGetUUIDP(value), col->descending, col->bytes);
 				continue;
-			case KEY_NONE:
-			default:
+#ifdef HAVE_INT128
+			case KEY_INTERVAL:
+				put_interval(key, offset, DatumGetIntervalP(value), col->descending, col->bytes);
 				continue;
+#endif
+			default:
+				continue;		/* KEY_NONE; variable widths are never here */
 		}
 		if (col->descending)
 			v = ~v;

@@ -47,6 +47,8 @@
 #include "faults.h"
 #include "gpusort.h"
 #include "keys.h"
+#include "keythreads.h"
+#include "refine.h"
 #include "tiebreak.h"
 
 #define ARENA_MIN_BLOCK		((Size) 256 * 1024)
@@ -58,6 +60,9 @@
  */
 #define ENCODE_BATCH		1024
 
+/* chunks of records that 32-bit record indexes can address */
+#define MAX_CHUNKS			((size_t) (PG_UINT32_MAX / GPUSORT_CHUNK_RECORDS) + 1)
+
 /* how many tuples ahead of the read position emitting prefetches */
 #define EMIT_PREFETCH		16
 #if defined(__GNUC__) || defined(__clang__)
@@ -65,6 +70,16 @@
 #else
 #define prefetch_tuple(p)	((void) 0)
 #endif
+
+/* a key-building task's view of one engine chunk (generic layouts) */
+typedef struct ChunkBuild
+{
+	const KeyInputs *inputs;
+	uint64	   *keys;			/* the engine's buffer for the chunk */
+	size_t		first;			/* record index of the chunk's first key */
+	int			key_bytes;
+	int			key_words;
+} ChunkBuild;
 
 typedef struct GpuSortState
 {
@@ -75,6 +90,7 @@ typedef struct GpuSortState
 	SortSupport ssup;			/* comparators, one per ORDER BY column */
 	SortSupport abbrev;			/* the same, abbreviating where possible */
 	TupleTableSlot *work_slot;	/* MinimalTuple slot to deform arena tuples */
+	TupleTableSlot *work_slot2; /* another, to compare two arena tuples */
 
 	/* all memory of one sort; reset when the node sorts again */
 	MemoryContext sortcxt;
@@ -98,6 +114,19 @@ typedef struct GpuSortState
 	size_t		nsubmitted;		/* records in submitted chunks */
 	bool		engine_is_gpu;
 	bool		gpu_failed;		/* the GPU engine failed in this sort */
+
+	/*
+	 * Generic layouts (keys.h): each record's key column datums, and the
+	 * threads that build keys from them.  The threads live in threadcxt, a
+	 * child of sortcxt, so that they stop before sortcxt's memory goes.
+	 */
+	KeyInputs	inputs;
+	size_t		ninputs;		/* records whose datums are kept */
+	Size		inputs_bytes;	/* memory of inputs and detoasted copies */
+	MemoryContext threadcxt;
+	KeyThreadPool *pool;
+	KeyTaskGroup *chunk_tasks;	/* per chunk: its unfinished build tasks */
+	ChunkBuild **chunk_builds;	/* per chunk: what its tasks build */
 
 	/* the result: record indexes in sorted order, and the read position */
 	uint32	   *order;
@@ -209,6 +238,7 @@ gpusort_begin(CustomScanState *node, EState *estate, int eflags)
 		}
 	}
 	st->work_slot = MakeSingleTupleTableSlot(tupdesc, &TTSOpsMinimalTuple);
+	st->work_slot2 = MakeSingleTupleTableSlot(tupdesc, &TTSOpsMinimalTuple);
 	st->sortcxt = AllocSetContextCreate(CurrentMemoryContext, "GpuSort",
 										ALLOCSET_DEFAULT_SIZES);
 	st->pos = -1;
@@ -230,6 +260,7 @@ projected_memory(GpuSortState *st, size_t n, Size more)
 	int			words = Max(st->layout.key_words, 1);
 
 	return st->arena_bytes + more + n * sizeof(MinimalTuple) +
+		st->inputs_bytes +
 		n * words * sizeof(uint64) +	/* keys */
 		n * sizeof(uint32) +	/* permutation */
 		gs_cpu_radix_workspace(n, words);
@@ -400,6 +431,13 @@ start_engine(GpuSortState *st)
 	char	   *why = NULL;
 	size_t		expected = Max((size_t) outerPlanState(st)->plan->plan_rows, st->ntuples);
 
+	/* key threads may be writing into the old engine's chunks */
+	if (st->pool)
+	{
+		keythreads_wait_all(st->pool);
+		memset(st->chunk_tasks, 0, sizeof(KeyTaskGroup) * MAX_CHUNKS);
+		memset(st->chunk_builds, 0, sizeof(ChunkBuild *) * MAX_CHUNKS);
+	}
 	if (st->engine)
 		st->engine->methods->end(st->engine);
 	st->engine = NULL;
@@ -446,6 +484,139 @@ engine_failed(GpuSortState *st, const char *why)
 		switch_to_tuplesort(st, why);
 }
 
+/* Keep the key column datums of records ninputs .. upto-1 (generic layouts). */
+static void
+store_inputs(GpuSortState *st, size_t upto)
+{
+	KeyInputs  *in = &st->inputs;
+	const size_t chunk_records = GPUSORT_CHUNK_RECORDS;
+
+	while (st->ninputs < upto)
+	{
+		size_t		i = st->ninputs;
+		size_t		chunkno = i / chunk_records;
+		size_t		off = (i % chunk_records) * in->ncols;
+
+		if (chunkno == in->nchunks)
+		{
+			Size		values = sizeof(Datum) * chunk_records * in->ncols;
+			Size		nulls = sizeof(bool) * chunk_records * in->ncols;
+
+			in->values[chunkno] = MemoryContextAllocHuge(st->sortcxt, values);
+			in->isnull[chunkno] = MemoryContextAllocHuge(st->sortcxt, nulls);
+			in->nchunks++;
+			st->inputs_bytes += values + nulls;
+		}
+		ExecStoreMinimalTuple(st->tuples[i], st->work_slot, false);
+		key_store_inputs(&st->layout, st->work_slot,
+						 in->values[chunkno] + off, in->isnull[chunkno] + off,
+						 st->sortcxt, &st->inputs_bytes);
+		st->ninputs++;
+	}
+	ExecClearTuple(st->work_slot);
+}
+
+/* a key-building task: the prefixes of records [from, to) of one chunk */
+static bool
+build_chunk_keys(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+{
+	ChunkBuild *cb = (ChunkBuild *) arg;
+
+	for (size_t i = from; i < to; i++)
+	{
+		uint8		bytes[GPUSORT_MAX_KEY_BYTES];
+		bool		ended;
+
+		if (!key_build_window(ctx, key_inputs_values(cb->inputs, i),
+							  key_inputs_isnull(cb->inputs, i),
+							  0, cb->key_bytes, bytes, &ended))
+			return false;
+		key_bytes_to_words(bytes, cb->key_words,
+						   cb->keys + (i - cb->first) * cb->key_words);
+	}
+	return true;
+}
+
+/*
+ * encode_records() for generic layouts: the backend keeps each record's
+ * datums and queues the building of its key; the key threads build while
+ * the backend reads on.  A chunk is submitted once full and built; at the
+ * end, the backend waits for (and helps with) what is left.
+ */
+static void
+encode_generic(GpuSortState *st, bool final)
+{
+	const size_t chunk_records = GPUSORT_CHUNK_RECORDS;
+
+	while (st->tuplesort == NULL)
+	{
+		bool		restarted = false;
+
+		/* queue the building of every new record's key */
+		while (st->tuplesort == NULL && st->nencoded < st->ntuples && !restarted)
+		{
+			size_t		chunkno = st->nencoded / chunk_records;
+			size_t		chunk_end = Min(st->ntuples, (chunkno + 1) * chunk_records);
+			char	   *why = NULL;
+			ChunkBuild *cb = st->chunk_builds[chunkno];
+
+			if (cb == NULL)
+			{
+				uint64	   *keys = st->engine->methods->chunk(st->engine, chunkno, &why);
+
+				if (keys == NULL)
+				{
+					engine_failed(st, why);
+					restarted = true;
+					break;
+				}
+				cb = MemoryContextAlloc(st->sortcxt, sizeof(ChunkBuild));
+				cb->inputs = &st->inputs;
+				cb->keys = keys;
+				cb->first = chunkno * chunk_records;
+				cb->key_bytes = st->layout.key_bytes;
+				cb->key_words = st->layout.key_words;
+				st->chunk_builds[chunkno] = cb;
+			}
+			store_inputs(st, chunk_end);
+			keythreads_submit(st->pool, &st->chunk_tasks[chunkno], build_chunk_keys, cb,
+							  st->nencoded, chunk_end);
+			st->nencoded = chunk_end;
+		}
+		if (restarted)
+			continue;
+
+		/* submit the chunks that are complete and built, in order */
+		while (st->tuplesort == NULL && st->nsubmitted < st->nencoded)
+		{
+			size_t		chunkno = st->nsubmitted / chunk_records;
+			size_t		chunk_end = Min(st->nencoded, (chunkno + 1) * chunk_records);
+			char	   *why = NULL;
+
+			if (!final && (chunk_end % chunk_records != 0 ||
+						   !keythreads_group_done(st->pool, &st->chunk_tasks[chunkno])))
+				break;
+			keythreads_wait(st->pool, &st->chunk_tasks[chunkno]);
+			if (keythreads_failure(st->pool))
+			{
+				switch_to_tuplesort(st, psprintf("key building failed: %s",
+												 keythreads_failure(st->pool)));
+				break;
+			}
+			if (!st->engine->methods->submit(st->engine, chunkno,
+											 chunk_end - chunkno * chunk_records, &why))
+			{
+				engine_failed(st, why);
+				restarted = true;
+				break;
+			}
+			st->nsubmitted = chunk_end;
+		}
+		if (!restarted)
+			break;
+	}
+}
+
 /*
  * Encode the keys of records nencoded .. ntuples-1 into the engine and
  * submit the chunks that fill up (all of them if final).  A first NULL in a
@@ -460,6 +631,12 @@ encode_records(GpuSortState *st, bool final)
 
 	gpusort_fault_point(GPUSORT_PHASE_ENCODE);
 	INSTR_TIME_SET_CURRENT(start);
+	if (st->layout.generic)
+	{
+		encode_generic(st, final);
+		st->stats.encode_ms += elapsed_ms(start);
+		return;
+	}
 	while (st->tuplesort == NULL &&
 		   (st->nencoded < st->ntuples || (final && st->nsubmitted < st->ntuples)))
 	{
@@ -519,6 +696,38 @@ encode_records(GpuSortState *st, bool final)
  * ---------------------------------------------------------------------
  */
 
+/* sortcxt was reset: the inputs and the key threads are gone */
+static void
+forget_key_inputs(GpuSortState *st)
+{
+	memset(&st->inputs, 0, sizeof(st->inputs));
+	st->ninputs = 0;
+	st->inputs_bytes = 0;
+	st->threadcxt = NULL;
+	st->pool = NULL;
+	st->chunk_tasks = NULL;
+	st->chunk_builds = NULL;
+}
+
+/* For a generic layout: room for the inputs, and the key threads. */
+static void
+start_key_inputs(GpuSortState *st)
+{
+	KeyInputs  *in = &st->inputs;
+
+	in->chunk_records = GPUSORT_CHUNK_RECORDS;
+	in->ncols = st->layout.full_cols;
+	in->nchunks = 0;
+	in->values = MemoryContextAllocZero(st->sortcxt, sizeof(Datum *) * MAX_CHUNKS);
+	in->isnull = MemoryContextAllocZero(st->sortcxt, sizeof(bool *) * MAX_CHUNKS);
+	st->chunk_tasks = MemoryContextAllocZero(st->sortcxt, sizeof(KeyTaskGroup) * MAX_CHUNKS);
+	st->chunk_builds = MemoryContextAllocZero(st->sortcxt, sizeof(ChunkBuild *) * MAX_CHUNKS);
+	st->threadcxt = AllocSetContextCreate(st->sortcxt, "GpuSort key threads",
+										  ALLOCSET_SMALL_SIZES);
+	st->pool = keythreads_start(&st->layout, keythreads_wanted(), st->threadcxt);
+	st->stats.key_threads = keythreads_count(st->pool);
+}
+
 static void
 switch_to_tuplesort(GpuSortState *st, const char *why)
 {
@@ -540,10 +749,13 @@ switch_to_tuplesort(GpuSortState *st, const char *why)
 	ExecClearTuple(st->work_slot);
 
 	/* the tuples now live in the tuplesort */
+	if (st->pool)
+		keythreads_wait_all(st->pool);
 	if (st->engine)
 		st->engine->methods->end(st->engine);
 	st->engine = NULL;
 	MemoryContextReset(st->sortcxt);
+	forget_key_inputs(st);
 	st->tuples = NULL;
 	st->ntuples = st->maxtuples = 0;
 	st->block_left = 0;
@@ -567,7 +779,8 @@ reset_sort(GpuSortState *st)
 	if (st->tuplesort)
 		tuplesort_end(st->tuplesort);
 	st->tuplesort = NULL;
-	MemoryContextReset(st->sortcxt);
+	MemoryContextReset(st->sortcxt);	/* stops key threads first */
+	forget_key_inputs(st);
 	st->tuples = NULL;
 	st->ntuples = st->maxtuples = 0;
 	st->block_free = NULL;
@@ -580,6 +793,91 @@ reset_sort(GpuSortState *st)
 	st->pos = -1;
 	st->markpos = -1;
 	st->sort_done = false;
+}
+
+/*
+ * Order what the engine's keys left equal: on the fixed path, runs of equal
+ * inexact keys go to the comparators; on the generic path, runs of equal
+ * prefixes are refined on further key bytes, what the full keys leave equal
+ * goes to the comparators, and libc order is certified.  If refinement or
+ * the check cannot be done (an engine or key building failed), the sort
+ * goes to tuplesort.
+ */
+static void
+resolve_order(GpuSortState *st, uint32 *perm)
+{
+	Tiebreak	tb;
+	int64		resolved = 0;
+	instr_time	start;
+
+	tb.layout = &st->layout;
+	tb.ssup = st->ssup;
+	tb.abbrev = st->abbrev;
+	tb.slot = st->work_slot;
+	tb.slot2 = st->work_slot2;
+	tb.tuples = st->tuples;
+
+	if (!st->layout.generic)
+	{
+		INSTR_TIME_SET_CURRENT(start);
+		gpusort_resolve_ties(&tb, &st->engine->keys, perm, st->ntuples, &resolved);
+		st->stats.resolved += resolved;
+		st->stats.resolve_ms += elapsed_ms(start);
+		return;
+	}
+	else
+	{
+		RefineContext rc;
+		SortRun    *runs = NULL;
+		size_t		nruns = 0;
+		char	   *why = NULL;
+		MemoryContext refinecxt;
+
+		/* the key threads are idle now: the prefixes were all built */
+		memset(&rc, 0, sizeof(rc));
+		refinecxt = AllocSetContextCreate(st->sortcxt, "GpuSort refine",
+										  ALLOCSET_DEFAULT_SIZES);
+		rc.layout = &st->layout;
+		rc.inputs = &st->inputs;
+		rc.pool = st->pool;
+		rc.cxt = refinecxt;
+		rc.use_gpu = st->engine_is_gpu;
+		rc.tb = &tb;
+
+		INSTR_TIME_SET_CURRENT(start);
+		if (!gpusort_refine(&rc, &st->engine->keys, perm, st->ntuples,
+							&runs, &nruns, &why))
+		{
+			MemoryContextDelete(refinecxt);
+			switch_to_tuplesort(st, psprintf("refinement failed: %s", why));
+			return;
+		}
+		st->stats.refine_ms += elapsed_ms(start);
+
+		INSTR_TIME_SET_CURRENT(start);
+		gpusort_sort_runs(&tb, perm, runs, nruns, &resolved);
+		st->stats.resolved += resolved;
+		st->stats.resolve_ms += elapsed_ms(start);
+
+		if (st->layout.verify)
+		{
+			INSTR_TIME_SET_CURRENT(start);
+			if (!gpusort_certify_libc_order(&rc, perm, st->ntuples, &why))
+			{
+				MemoryContextDelete(refinecxt);
+				switch_to_tuplesort(st, psprintf("order check failed: %s", why));
+				return;
+			}
+			st->stats.check_ms += elapsed_ms(start);
+		}
+		st->stats.refine_rounds += rc.rounds;
+		st->stats.refined += rc.refined;
+		st->stats.refined_on_gpu |= rc.rounds_on_gpu;
+		st->stats.checked_pairs += rc.checked_pairs;
+		st->stats.repaired += rc.repaired;
+		st->stats.key_build_ms = keythreads_busy_ms(st->pool);
+		MemoryContextDelete(refinecxt);
+	}
 }
 
 static void
@@ -602,9 +900,12 @@ load_and_sort(GpuSortState *st)
 
 		key_layout_init(&st->layout, tupdesc, st->info.numCols,
 						st->info.sortColIdx, st->info.sortOperators,
-						st->info.nullsFirst, gpusort_key_width);
+						st->info.collations, st->info.nullsFirst,
+						gpusort_key_width);
 		MemoryContextSwitchTo(oldcxt);
 	}
+	if (st->layout.generic)
+		start_key_inputs(st);
 	start_engine(st);
 
 	/* 1-2: load, encoding and submitting each chunk as it fills */
@@ -664,6 +965,13 @@ load_and_sort(GpuSortState *st)
 		engine_failed(st, why);
 	}
 
+	/* 4: order what the keys left equal */
+	if (st->tuplesort == NULL)
+	{
+		gpusort_fault_point(GPUSORT_PHASE_RESOLVE);
+		resolve_order(st, perm);
+	}
+
 	if (st->tuplesort)
 	{
 		INSTR_TIME_SET_CURRENT(start);
@@ -674,24 +982,6 @@ load_and_sort(GpuSortState *st)
 			 st->stats.fallback);
 		return;
 	}
-
-	/* 4: comparators order the runs of equal inexact keys */
-	gpusort_fault_point(GPUSORT_PHASE_RESOLVE);
-	INSTR_TIME_SET_CURRENT(start);
-	{
-		Tiebreak	tb;
-		int64		resolved;
-
-		tb.layout = &st->layout;
-		tb.ssup = st->ssup;
-		tb.abbrev = st->abbrev;
-		tb.slot = st->work_slot;
-		tb.tuples = st->tuples;
-		gpusort_resolve_ties(&tb, &st->engine->keys, perm, st->ntuples,
-							 &resolved);
-		st->stats.resolved += resolved;
-	}
-	st->stats.resolve_ms += elapsed_ms(start);
 
 	/* keep the order in our memory; the engine's buffers can go */
 	st->order = MemoryContextAllocHuge(st->sortcxt, Max(st->ntuples, 1) * sizeof(uint32));
@@ -712,6 +1002,7 @@ load_and_sort(GpuSortState *st)
 
 	st->stats.key_words = st->layout.key_words;
 	st->stats.exact = st->layout.exact;
+	st->stats.key_kind = key_layout_describe(&st->layout);
 	st->stats.records += st->ntuples;
 	st->sort_done = true;
 
@@ -790,6 +1081,7 @@ gpusort_end(CustomScanState *node)
 
 	reset_sort(st);
 	ExecDropSingleTupleTableSlot(st->work_slot);
+	ExecDropSingleTupleTableSlot(st->work_slot2);
 	MemoryContextDelete(st->sortcxt);
 	ExecEndNode(outerPlanState(node));
 }

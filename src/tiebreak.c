@@ -14,6 +14,10 @@
  * inexact column.  Ties left after every column are broken by record
  * index, which keeps runs in input order as the engines do.
  *
+ * On the generic path (keys_build.c), refinement (refine.c) leaves runs of
+ * records whose full keys are equal; where the full key stops short of the
+ * last ORDER BY column, this pass orders those runs on the columns after.
+ *
  * This is the path that makes every ORDER BY that PostgreSQL accepts come
  * out in PostgreSQL's order, whatever the types and collations.
  *
@@ -151,6 +155,19 @@ sort_run(Tiebreak *tb, RunCompare *cmp, uint32 *run, size_t len,
 	MemoryContextReset(runcxt);
 }
 
+static void
+init_run_compare(Tiebreak *tb, RunCompare *cmp, int first_col)
+{
+	cmp->first_col = first_col;
+	cmp->ncols = tb->layout->ncols - first_col;
+	cmp->ssup = tb->ssup + first_col;
+	cmp->ncompares = 0;
+}
+
+/*
+ * The comparator pass of the fixed path: each run of equal inexact keys,
+ * known equal on the columns the key holds whole.
+ */
 void
 gpusort_resolve_ties(Tiebreak *tb, const KeyStore *keys, uint32 *perm, size_t n,
 					 int64 *resolved)
@@ -163,11 +180,7 @@ gpusort_resolve_ties(Tiebreak *tb, const KeyStore *keys, uint32 *perm, size_t n,
 	if (tb->layout->exact || n < 2)
 		return;
 
-	cmp.first_col = tb->layout->exact_cols;
-	cmp.ncols = tb->layout->ncols - cmp.first_col;
-	cmp.ssup = tb->ssup + cmp.first_col;
-	cmp.ncompares = 0;
-
+	init_run_compare(tb, &cmp, tb->layout->exact_cols);
 	runcxt = AllocSetContextCreate(CurrentMemoryContext, "GpuSort tiebreak",
 								   ALLOCSET_DEFAULT_SIZES);
 	while (start < n)
@@ -185,4 +198,59 @@ gpusort_resolve_ties(Tiebreak *tb, const KeyStore *keys, uint32 *perm, size_t n,
 		start = end;
 	}
 	MemoryContextDelete(runcxt);
+}
+
+/* The comparator pass over given runs (refine.c finds them). */
+void
+gpusort_sort_runs(Tiebreak *tb, uint32 *perm, const SortRun *runs, size_t nruns,
+				  int64 *resolved)
+{
+	MemoryContext runcxt;
+
+	*resolved = 0;
+	if (nruns == 0)
+		return;
+	runcxt = AllocSetContextCreate(CurrentMemoryContext, "GpuSort tiebreak",
+								   ALLOCSET_DEFAULT_SIZES);
+	for (size_t r = 0; r < nruns; r++)
+	{
+		RunCompare	cmp;
+
+		if (runs[r].len < 2 || runs[r].first_col >= tb->layout->ncols)
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		init_run_compare(tb, &cmp, runs[r].first_col);
+		sort_run(tb, &cmp, perm + runs[r].start, runs[r].len, runcxt);
+		*resolved += runs[r].len;
+	}
+	MemoryContextDelete(runcxt);
+}
+
+/*
+ * Compare records a and b on every ORDER BY column with PostgreSQL's
+ * comparators: <0, 0, >0.
+ */
+int
+gpusort_compare_records(Tiebreak *tb, uint32 a, uint32 b)
+{
+	const KeyLayout *layout = tb->layout;
+	TupleTableSlot *sa = tb->slot;
+	TupleTableSlot *sb = tb->slot2;
+	int			r = 0;
+
+	ExecStoreMinimalTuple(tb->tuples[a], sa, false);
+	ExecStoreMinimalTuple(tb->tuples[b], sb, false);
+	slot_getsomeattrs(sa, layout->max_attno);
+	slot_getsomeattrs(sb, layout->max_attno);
+	for (int c = 0; c < layout->ncols && r == 0; c++)
+	{
+		AttrNumber	attno = layout->cols[c].attno;
+
+		r = ApplySortComparator(sa->tts_values[attno - 1], sa->tts_isnull[attno - 1],
+								sb->tts_values[attno - 1], sb->tts_isnull[attno - 1],
+								&tb->ssup[c]);
+	}
+	ExecClearTuple(sa);
+	ExecClearTuple(sb);
+	return r;
 }

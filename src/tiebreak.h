@@ -24,11 +24,23 @@ typedef struct Tiebreak
 	SortSupport abbrev;			/* the same with abbreviation, where the
 								 * type offers it (abbrev_converter set) */
 	TupleTableSlot *slot;		/* a MinimalTuple slot to deform with */
+	TupleTableSlot *slot2;		/* another, to compare two records */
 	MinimalTuple *tuples;		/* tuple of each record index */
 } Tiebreak;
+
+/* perm[start .. start + len - 1]: records known equal on columns < first_col */
+typedef struct SortRun
+{
+	size_t		start;
+	size_t		len;
+	int			first_col;
+} SortRun;
 
 extern void gpusort_resolve_ties(Tiebreak *tb, const KeyStore *keys,
 								 uint32 *perm, size_t n,
 								 int64 *resolved);
+extern void gpusort_sort_runs(Tiebreak *tb, uint32 *perm, const SortRun *runs,
+							  size_t nruns, int64 *resolved);
+extern int	gpusort_compare_records(Tiebreak *tb, uint32 a, uint32 b);
 
 #endif							/* GPUSORT_TIEBREAK_H */

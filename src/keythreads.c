@@ -1,0 +1,386 @@
+/*-------------------------------------------------------------------------
+ *
+ * keythreads.c
+ *	  Key-building threads: a small pool that runs pure key work (keys_build.c)
+ *	  beside the backend.
+ *
+ * Collation keys are the costliest per-row work of a text sort (glibc's
+ * strxfrm takes about a microsecond for a 32-character string, more than
+ * the GPU spends per record), so a sort that needs them builds them in a
+ * few threads while the backend goes on reading its input.  The threads
+ * run only code that never calls into PostgreSQL (KeyTaskFn); every
+ * PostgreSQL call (deforming, detoasting, errors) stays in the backend.
+ * They block every signal, so signals keep going to the backend.
+ *
+ * The pool belongs to a memory context of the sort: deleting or resetting
+ * it (the sort ending, an error, a cancel) stops and joins the threads
+ * first, before any memory they might write into goes away; tasks queued
+ * while the backend goes on with other work therefore refer only to the
+ * sort's memory.  The backend waits for its tasks with interrupts checked
+ * every few milliseconds, pausing the pool before it may be cancelled, and
+ * runs queued tasks itself while it waits.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "gpusort.h"
+#include "keythreads.h"
+
+#define QUEUE_CAPACITY		1024
+#define MAX_KEY_THREADS		64
+#define WAIT_SLICE_NS		(5 * 1000 * 1000)
+
+struct KeyThreadPool;
+
+typedef struct WorkerStart
+{
+	struct KeyThreadPool *pool;
+	int			index;
+} WorkerStart;
+
+typedef struct KeyTask
+{
+	KeyTaskFn	fn;
+	void	   *arg;
+	size_t		from;
+	size_t		to;
+	KeyTaskGroup *group;
+} KeyTask;
+
+struct KeyThreadPool
+{
+	int			nthreads;
+	int			nstarted;
+	pthread_t	threads[MAX_KEY_THREADS];
+	WorkerStart starts[MAX_KEY_THREADS];
+	KeyBuildContext *contexts[MAX_KEY_THREADS + 1]; /* the last: the backend's */
+
+	pthread_mutex_t lock;
+	pthread_cond_t work_ready;	/* workers wait here for tasks */
+	pthread_cond_t work_done;	/* the backend waits here for completions */
+	KeyTask		queue[QUEUE_CAPACITY];
+	size_t		head;
+	size_t		count;
+	int			running;
+	bool		paused;			/* no task may start: see wait_for() */
+	bool		shutdown;
+	bool		failed;
+	char		failure[256];
+	double		busy_ns;
+
+	MemoryContextCallback stop_callback;
+};
+
+/* gpusort.key_threads, resolved: -1 is half the online CPUs, at most 16 */
+int
+keythreads_wanted(void)
+{
+	long		cpus;
+
+	if (gpusort_key_threads >= 0)
+		return Min(gpusort_key_threads, MAX_KEY_THREADS);
+	cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	return (int) Max(Min(cpus / 2, 16), 0);
+}
+
+static double
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/* Run one task, with the lock released; called with it held. */
+static void
+run_task_locked(KeyThreadPool *pool, KeyTask task, KeyBuildContext *ctx)
+{
+	bool		ok = true;
+	double		start;
+
+	pool->running++;
+	pthread_mutex_unlock(&pool->lock);
+
+	start = now_ns();
+	if (!pool->failed)
+		ok = task.fn(ctx, task.arg, task.from, task.to);
+
+	pthread_mutex_lock(&pool->lock);
+	pool->busy_ns += now_ns() - start;
+	if (!ok && !pool->failed)
+	{
+		pool->failed = true;
+		strlcpy(pool->failure, key_build_error(ctx), sizeof(pool->failure));
+	}
+	task.group->pending--;
+	pool->running--;
+	pthread_cond_broadcast(&pool->work_done);
+}
+
+static bool
+pop_task_locked(KeyThreadPool *pool, KeyTask *task)
+{
+	if (pool->count == 0)
+		return false;
+	*task = pool->queue[pool->head];
+	pool->head = (pool->head + 1) % QUEUE_CAPACITY;
+	pool->count--;
+	return true;
+}
+
+static void *
+worker_main(void *arg)
+{
+	WorkerStart *start = (WorkerStart *) arg;
+	KeyThreadPool *pool = start->pool;
+	KeyBuildContext *ctx = pool->contexts[start->index];
+
+	pthread_mutex_lock(&pool->lock);
+	for (;;)
+	{
+		KeyTask		task;
+
+		while (!pool->shutdown && (pool->paused || pool->count == 0))
+			pthread_cond_wait(&pool->work_ready, &pool->lock);
+		if (pool->shutdown)
+			break;
+		if (pop_task_locked(pool, &task))
+			run_task_locked(pool, task, ctx);
+	}
+	pthread_mutex_unlock(&pool->lock);
+	return NULL;
+}
+
+/* Stop and join the threads, free the builders; the pool's memory stays. */
+static void
+keythreads_stop(void *arg)
+{
+	KeyThreadPool *pool = (KeyThreadPool *) arg;
+
+	pthread_mutex_lock(&pool->lock);
+	pool->shutdown = true;
+	pool->count = 0;			/* queued tasks are dropped */
+	pthread_cond_broadcast(&pool->work_ready);
+	pthread_mutex_unlock(&pool->lock);
+	for (int i = 0; i < pool->nstarted; i++)
+		pthread_join(pool->threads[i], NULL);
+	pool->nstarted = 0;
+	for (int i = 0; i <= pool->nthreads; i++)
+	{
+		key_build_context_free(pool->contexts[i]);
+		pool->contexts[i] = NULL;
+	}
+	pthread_cond_destroy(&pool->work_ready);
+	pthread_cond_destroy(&pool->work_done);
+	pthread_mutex_destroy(&pool->lock);
+}
+
+/*
+ * Start nthreads threads (0: the backend does all the work) for keys of
+ * layout, living as long as cxt.  Errors if a builder cannot be made.
+ * Fewer threads start if the system refuses more.
+ */
+KeyThreadPool *
+keythreads_start(const KeyLayout *layout, int nthreads, MemoryContext cxt)
+{
+	KeyThreadPool *pool = MemoryContextAllocZero(cxt, sizeof(KeyThreadPool));
+	char		errbuf[256];
+	sigset_t	all;
+	sigset_t	saved;
+
+	pool->nthreads = Min(Max(nthreads, 0), MAX_KEY_THREADS);
+	for (int i = 0; i <= pool->nthreads; i++)
+	{
+		pool->contexts[i] = key_build_context_create(layout, errbuf, sizeof(errbuf));
+		if (pool->contexts[i] == NULL)
+		{
+			for (int j = 0; j < i; j++)
+				key_build_context_free(pool->contexts[j]);
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("gpusort: %s", errbuf)));
+		}
+	}
+	pthread_mutex_init(&pool->lock, NULL);
+	pthread_cond_init(&pool->work_ready, NULL);
+	pthread_cond_init(&pool->work_done, NULL);
+	pool->stop_callback.func = keythreads_stop;
+	pool->stop_callback.arg = pool;
+	MemoryContextRegisterResetCallback(cxt, &pool->stop_callback);
+
+	/* threads inherit the signal mask: start them with every signal blocked */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &saved);
+	for (int i = 0; i < pool->nthreads; i++)
+	{
+		pool->starts[i].pool = pool;
+		pool->starts[i].index = i;
+		if (pthread_create(&pool->threads[i], NULL, worker_main, &pool->starts[i]) != 0)
+			break;
+		pool->nstarted++;
+	}
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	return pool;
+}
+
+int
+keythreads_count(KeyThreadPool *pool)
+{
+	return pool->nstarted;
+}
+
+/* the builder context for work the backend does itself */
+KeyBuildContext *
+keythreads_backend_context(KeyThreadPool *pool)
+{
+	return pool->contexts[pool->nthreads];
+}
+
+/* Queue a task; without threads, run it now. */
+void
+keythreads_submit(KeyThreadPool *pool, KeyTaskGroup *group,
+				  KeyTaskFn fn, void *arg, size_t from, size_t to)
+{
+	KeyTask		task = {fn, arg, from, to, group};
+
+	pthread_mutex_lock(&pool->lock);
+	group->pending++;
+	if (pool->nstarted == 0)
+	{
+		run_task_locked(pool, task, keythreads_backend_context(pool));
+		pthread_mutex_unlock(&pool->lock);
+		return;
+	}
+	while (pool->count == QUEUE_CAPACITY)
+	{
+		KeyTask		queued;
+
+		/* a full queue: lend a hand rather than wait */
+		if (pop_task_locked(pool, &queued))
+			run_task_locked(pool, queued, keythreads_backend_context(pool));
+	}
+	pool->queue[(pool->head + pool->count) % QUEUE_CAPACITY] = task;
+	pool->count++;
+	pthread_cond_signal(&pool->work_ready);
+	pthread_mutex_unlock(&pool->lock);
+}
+
+bool
+keythreads_group_done(KeyThreadPool *pool, KeyTaskGroup *group)
+{
+	bool		done;
+
+	pthread_mutex_lock(&pool->lock);
+	done = (group->pending == 0);
+	pthread_mutex_unlock(&pool->lock);
+	return done;
+}
+
+/*
+ * Wait until group's tasks (or, with group NULL, all tasks) are done,
+ * running queued tasks meanwhile and checking for interrupts.
+ */
+static void
+wait_for(KeyThreadPool *pool, KeyTaskGroup *group)
+{
+	for (;;)
+	{
+		KeyTask		task;
+		bool		busy;
+
+		pthread_mutex_lock(&pool->lock);
+		busy = group ? group->pending > 0 : (pool->count > 0 || pool->running > 0);
+		if (!busy)
+		{
+			pthread_mutex_unlock(&pool->lock);
+			return;
+		}
+		if (pop_task_locked(pool, &task))
+			run_task_locked(pool, task, keythreads_backend_context(pool));
+		else
+		{
+			struct timespec deadline;
+
+			clock_gettime(CLOCK_REALTIME, &deadline);
+			deadline.tv_nsec += WAIT_SLICE_NS;
+			if (deadline.tv_nsec >= 1000000000L)
+			{
+				deadline.tv_sec++;
+				deadline.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&pool->work_done, &pool->lock, &deadline);
+		}
+		pthread_mutex_unlock(&pool->lock);
+
+		if (INTERRUPTS_PENDING_CONDITION())
+		{
+			/*
+			 * A cancel may leave this function by longjmp, and tasks may
+			 * refer to our caller's stack: let no task run from here on
+			 * until we know that we stay.  (The threads themselves are
+			 * stopped when the sort's memory goes.)
+			 */
+			pthread_mutex_lock(&pool->lock);
+			pool->paused = true;
+			while (pool->running > 0)
+				pthread_cond_wait(&pool->work_done, &pool->lock);
+			pthread_mutex_unlock(&pool->lock);
+
+			CHECK_FOR_INTERRUPTS();
+
+			pthread_mutex_lock(&pool->lock);
+			pool->paused = false;
+			pthread_cond_broadcast(&pool->work_ready);
+			pthread_mutex_unlock(&pool->lock);
+		}
+	}
+}
+
+void
+keythreads_wait(KeyThreadPool *pool, KeyTaskGroup *group)
+{
+	wait_for(pool, group);
+}
+
+void
+keythreads_wait_all(KeyThreadPool *pool)
+{
+	wait_for(pool, NULL);
+}
+
+/* Run fn over [0, n) in pieces of grain items, and wait for it. */
+void
+keythreads_parallel_for(KeyThreadPool *pool, KeyTaskFn fn, void *arg,
+						size_t n, size_t grain)
+{
+	KeyTaskGroup group = {0};
+
+	grain = Max(grain, 1);
+	for (size_t from = 0; from < n; from += grain)
+		keythreads_submit(pool, &group, fn, arg, from, Min(n, from + grain));
+	wait_for(pool, &group);
+}
+
+/* why a task failed, or NULL */
+const char *
+keythreads_failure(KeyThreadPool *pool)
+{
+	return pool->failed ? pool->failure : NULL;
+}
+
+/* time spent in tasks, all threads and the backend together */
+double
+keythreads_busy_ms(KeyThreadPool *pool)
+{
+	return pool->busy_ns / 1e6;
+}

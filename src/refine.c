@@ -1,0 +1,505 @@
+/*-------------------------------------------------------------------------
+ *
+ * refine.c
+ *	  After the prefix sort of a generic layout: refining runs of equal
+ *	  prefixes on the following key bytes, and certifying libc order.
+ *
+ * The engine sorts only the first gpusort.key_width bytes of each full key
+ * (keys.h).  Records whose prefixes are equal form runs in the sorted
+ * order; their full keys may still differ further on (long strings with a
+ * shared beginning: URLs, paths, padded codes).  Rather than leave such
+ * runs to n log n comparator calls, each refinement round sorts all their
+ * records together, with an engine, on the next bytes of the full key: a
+ * segmented sort, whose 32-byte keys begin with the run's ordinal so that
+ * runs stay apart and in place, followed by the next 28 bytes of the key.
+ * Large rounds run on the GPU when the sort did.  A run ends when its
+ * records' full keys are wholly equal (they tie), or when its records hold
+ * identical values (checked first, so that a run of duplicates of a long
+ * string costs no rounds at all).  After MAX_REFINE_ROUNDS the remaining
+ * runs go to the comparator pass, as do runs of equal full keys when the
+ * full key stops before the last ORDER BY column.
+ *
+ * libc collations: keys hold strxfrm's output, and PostgreSQL does not
+ * trust glibc's strxfrm to agree with strcoll.  So every adjacent pair of
+ * the sorted result is compared with strcoll_l and strcmp for ties, which
+ * is what PostgreSQL's varstr_cmp calls, in the key threads (a sorted
+ * sequence is certified by its n - 1 adjacent pairs).  A pair found out of
+ * order is confirmed with PostgreSQL's own comparator, and the order is
+ * repaired: records of bad pairs are taken out, the rest is checked again
+ * at each seam, and the records taken out are sorted by the comparators
+ * and merged back by binary search.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "refine.h"
+
+#define REFINE_KEY_WORDS		4
+#define REFINE_KEY_BYTES		(REFINE_KEY_WORDS * 8)
+#define RUN_ORDINAL_BYTES		4
+#define REFINE_WINDOW_BYTES		(REFINE_KEY_BYTES - RUN_ORDINAL_BYTES)
+#define MAX_REFINE_ROUNDS		16
+#define REFINE_GPU_MIN_RECORDS	65536
+#define TASK_GRAIN				2048
+
+/* a growing list of runs */
+typedef struct RunList
+{
+	SortRun    *runs;
+	size_t		n;
+	size_t		cap;
+} RunList;
+
+static void
+run_list_add(RunList *list, size_t start, size_t len, int first_col)
+{
+	if (list->n == list->cap)
+	{
+		list->cap = Max(list->cap * 2, 64);
+		list->runs = list->runs ?
+			repalloc_huge(list->runs, list->cap * sizeof(SortRun)) :
+			palloc_extended(list->cap * sizeof(SortRun), MCXT_ALLOC_HUGE);
+	}
+	list->runs[list->n].start = start;
+	list->runs[list->n].len = len;
+	list->runs[list->n].first_col = first_col;
+	list->n++;
+}
+
+static bool
+run_is_identical(RefineContext *rc, const uint32 *perm, size_t start, size_t len)
+{
+	const Datum *v0 = key_inputs_values(rc->inputs, perm[start]);
+	const bool *n0 = key_inputs_isnull(rc->inputs, perm[start]);
+
+	for (size_t i = start + 1; i < start + len; i++)
+		if (!key_inputs_identical(rc->layout, v0, n0,
+								  key_inputs_values(rc->inputs, perm[i]),
+								  key_inputs_isnull(rc->inputs, perm[i])))
+			return false;
+	return true;
+}
+
+/* A run whose full keys are equal: only columns beyond the key may order it. */
+static void
+run_settled(RefineContext *rc, RunList *settled, size_t start, size_t len)
+{
+	if (rc->layout->full_cols < rc->layout->ncols)
+		run_list_add(settled, start, len, rc->layout->full_cols);
+}
+
+/* A run of equal keys so far: settled, or to refine in the next round. */
+static void
+classify_run(RefineContext *rc, const uint32 *perm, RunList *settled,
+			 RunList *pending, size_t start, size_t len)
+{
+	if (run_is_identical(rc, perm, start, len))
+	{
+		rc->identical += len;
+		run_settled(rc, settled, start, len);
+	}
+	else
+		run_list_add(pending, start, len, 0);
+}
+
+/* what a round's key-building task needs */
+typedef struct RoundBuild
+{
+	const KeyInputs *inputs;
+	const uint32 *records;		/* record index of member j */
+	const uint32 *ordinals;		/* its run's ordinal */
+	uint64	  **chunks;			/* the engine's key chunks */
+	size_t		skip;			/* full-key offset of the window */
+	bool	   *ended;			/* out: member j's full key ends in it */
+} RoundBuild;
+
+static bool
+build_round_keys(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+{
+	RoundBuild *rb = (RoundBuild *) arg;
+
+	for (size_t j = from; j < to; j++)
+	{
+		uint8		bytes[REFINE_KEY_BYTES];
+		uint32		ordinal = rb->ordinals[j];
+		uint32		record = rb->records[j];
+
+		bytes[0] = (uint8) (ordinal >> 24);
+		bytes[1] = (uint8) (ordinal >> 16);
+		bytes[2] = (uint8) (ordinal >> 8);
+		bytes[3] = (uint8) ordinal;
+		if (!key_build_window(ctx, key_inputs_values(rb->inputs, record),
+							  key_inputs_isnull(rb->inputs, record),
+							  rb->skip, REFINE_WINDOW_BYTES,
+							  bytes + RUN_ORDINAL_BYTES, &rb->ended[j]))
+			return false;
+		key_bytes_to_words(bytes, REFINE_KEY_WORDS,
+						   rb->chunks[j / GPUSORT_CHUNK_RECORDS] +
+						   (j % GPUSORT_CHUNK_RECORDS) * REFINE_KEY_WORDS);
+	}
+	return true;
+}
+
+/*
+ * Sort the m members of one round with an engine: their keys are built
+ * into its chunks, then sorted.  On the GPU engine failing, the round runs
+ * again on the CPU engine.  Returns the engine (to read keys and perm
+ * from), or NULL with *why.
+ */
+static SortEngine *
+sort_round(RefineContext *rc, RoundBuild *rb, size_t m, uint32 **perm2, char **why)
+{
+	bool		gpu = rc->use_gpu && m >= REFINE_GPU_MIN_RECORDS;
+
+	for (;;)
+	{
+		SortEngine *engine = NULL;
+		size_t		nchunks = (m + GPUSORT_CHUNK_RECORDS - 1) / GPUSORT_CHUNK_RECORDS;
+		bool		ok = true;
+
+		if (gpu)
+			engine = gpu_engine_begin(rc->cxt, REFINE_KEY_WORDS, m, why);
+		if (engine == NULL)
+		{
+			gpu = false;
+			engine = cpu_engine_begin(rc->cxt, REFINE_KEY_WORDS);
+		}
+		rb->chunks = palloc(sizeof(uint64 *) * Max(nchunks, 1));
+		for (size_t c = 0; c < nchunks && ok; c++)
+			ok = (rb->chunks[c] = engine->methods->chunk(engine, c, why)) != NULL;
+		if (ok)
+		{
+			keythreads_parallel_for(rc->pool, build_round_keys, rb, m, TASK_GRAIN);
+			if (keythreads_failure(rc->pool))
+			{
+				*why = pstrdup(keythreads_failure(rc->pool));
+				engine->methods->end(engine);
+				return NULL;
+			}
+		}
+		for (size_t c = 0; c < nchunks && ok; c++)
+			ok = engine->methods->submit(engine, c,
+										 Min(GPUSORT_CHUNK_RECORDS, m - c * GPUSORT_CHUNK_RECORDS),
+										 why);
+		if (ok)
+			ok = engine->methods->sort(engine, m, perm2, why);
+		if (ok)
+		{
+			rc->rounds_on_gpu |= gpu;
+			return engine;
+		}
+		engine->methods->end(engine);
+		if (!gpu)
+			return NULL;
+		gpu = false;			/* again, on the CPU */
+	}
+}
+
+/*
+ * Refine the runs of equal prefixes in perm (sorted by the prefixes in
+ * keys).  On return, *runs lists what the comparator pass still has to
+ * order.  False, with *why, if an engine or key building failed.
+ */
+bool
+gpusort_refine(RefineContext *rc, const KeyStore *keys, uint32 *perm, size_t n,
+			   SortRun **runs, size_t *nruns, char **why)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(rc->cxt);
+	RunList		settled = {NULL, 0, 0};
+	RunList		pending = {NULL, 0, 0};
+	size_t		skip = rc->layout->key_bytes;
+	size_t		start = 0;
+
+	/* the runs of equal prefixes */
+	while (start < n)
+	{
+		size_t		end = start + 1;
+
+		while (end < n && keystore_keys_equal(keys, perm[start], perm[end]))
+			end++;
+		if (end - start > 1)
+			classify_run(rc, perm, &settled, &pending, start, end - start);
+		start = end;
+	}
+
+	while (pending.n > 0)
+	{
+		RunList		next = {NULL, 0, 0};
+		RoundBuild	rb;
+		SortEngine *engine;
+		uint32	   *positions;
+		uint32	   *records;
+		uint32	   *ordinals;
+		uint32	   *sorted;
+		uint32	   *perm2;
+		size_t		m = 0;
+		size_t		j;
+
+		CHECK_FOR_INTERRUPTS();
+		if (rc->rounds == MAX_REFINE_ROUNDS)
+		{
+			/* keys this long are left to the comparators, from column 0 */
+			for (size_t r = 0; r < pending.n; r++)
+				run_list_add(&settled, pending.runs[r].start, pending.runs[r].len, 0);
+			break;
+		}
+
+		for (size_t r = 0; r < pending.n; r++)
+			m += pending.runs[r].len;
+		positions = palloc_extended(sizeof(uint32) * m, MCXT_ALLOC_HUGE);
+		records = palloc_extended(sizeof(uint32) * m, MCXT_ALLOC_HUGE);
+		ordinals = palloc_extended(sizeof(uint32) * m, MCXT_ALLOC_HUGE);
+		sorted = palloc_extended(sizeof(uint32) * m, MCXT_ALLOC_HUGE);
+		rb.ended = palloc_extended(sizeof(bool) * m, MCXT_ALLOC_HUGE);
+		j = 0;
+		for (size_t r = 0; r < pending.n; r++)
+			for (size_t i = 0; i < pending.runs[r].len; i++, j++)
+			{
+				positions[j] = pending.runs[r].start + i;
+				records[j] = perm[positions[j]];
+				ordinals[j] = (uint32) r;
+			}
+		rb.inputs = rc->inputs;
+		rb.records = records;
+		rb.ordinals = ordinals;
+		rb.skip = skip;
+
+		engine = sort_round(rc, &rb, m, &perm2, why);
+		if (engine == NULL)
+		{
+			MemoryContextSwitchTo(oldcxt);
+			return false;
+		}
+		rc->rounds++;
+		rc->refined += m;
+
+		/* members in their new order, into their runs' places */
+		for (j = 0; j < m; j++)
+			sorted[j] = records[perm2[j]];
+		for (j = 0; j < m; j++)
+			perm[positions[j]] = sorted[j];
+
+		/* the runs that are still equal */
+		j = 0;
+		while (j < m)
+		{
+			size_t		k = j + 1;
+
+			while (k < m && keystore_keys_equal(&engine->keys, perm2[j], perm2[k]))
+				k++;
+			if (k - j > 1)
+			{
+				if (rb.ended[perm2[j]])
+					run_settled(rc, &settled, positions[j], k - j);
+				else
+					classify_run(rc, perm, &settled, &next, positions[j], k - j);
+			}
+			j = k;
+		}
+		engine->methods->end(engine);
+		pfree(positions);
+		pfree(records);
+		pfree(ordinals);
+		pfree(sorted);
+		pfree(rb.ended);
+		pfree(rb.chunks);
+		if (pending.runs)
+			pfree(pending.runs);
+		pending = next;
+		skip += REFINE_WINDOW_BYTES;
+	}
+
+	MemoryContextSwitchTo(oldcxt);
+	*runs = settled.runs;
+	*nruns = settled.n;
+	return true;
+}
+
+/* ---------------------------------------------------------------------
+ * Certifying libc order
+ * ---------------------------------------------------------------------
+ */
+
+typedef struct CertifyPairs
+{
+	const KeyInputs *inputs;
+	const uint32 *perm;
+	bool	   *bad;			/* bad[i]: perm[i] > perm[i + 1] */
+} CertifyPairs;
+
+static bool
+certify_pairs(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+{
+	CertifyPairs *cp = (CertifyPairs *) arg;
+
+	for (size_t i = from; i < to; i++)
+	{
+		uint32		a = cp->perm[i];
+		uint32		b = cp->perm[i + 1];
+		int			r;
+
+		if (!key_compare_inputs(ctx,
+								key_inputs_values(cp->inputs, a), key_inputs_isnull(cp->inputs, a),
+								key_inputs_values(cp->inputs, b), key_inputs_isnull(cp->inputs, b),
+								&r))
+			return false;
+		cp->bad[i] = (r > 0);
+	}
+	return true;
+}
+
+static int
+compare_for_repair(const void *a, const void *b, void *arg)
+{
+	uint32		x = *(const uint32 *) a;
+	uint32		y = *(const uint32 *) b;
+	int			r;
+
+	CHECK_FOR_INTERRUPTS();
+	r = gpusort_compare_records((Tiebreak *) arg, x, y);
+	if (r != 0)
+		return r;
+	return (x < y) ? -1 : (x > y);
+}
+
+/*
+ * Repair perm, whose adjacent pairs flagged in bad are out of order.  The
+ * records of bad pairs are taken out; walking the rest, each record is
+ * compared with the last one kept where they were not adjacent before (a
+ * pair that was adjacent is certified already), and taken out too with it
+ * when out of order.  What is kept is then sorted; the records taken out
+ * are sorted by the comparators and merged in by binary search.
+ */
+static void
+repair_order(RefineContext *rc, uint32 *perm, size_t n, const bool *bad)
+{
+	Tiebreak   *tb = rc->tb;
+	uint32	   *kept = palloc_extended(sizeof(uint32) * n, MCXT_ALLOC_HUGE);
+	size_t	   *kept_pos = palloc_extended(sizeof(size_t) * n, MCXT_ALLOC_HUGE);
+	uint32	   *out;
+	uint32	   *removed;
+	size_t		nkept = 0;
+	size_t		nremoved = 0;
+	size_t		removed_cap = 64;
+	size_t		k;
+	size_t		lo;
+
+	removed = palloc(sizeof(uint32) * removed_cap);
+	for (size_t i = 0; i < n; i++)
+	{
+		bool		take_out = (i + 1 < n && bad[i]) || (i > 0 && bad[i - 1]);
+
+		if (!take_out && nkept > 0 && kept_pos[nkept - 1] != i - 1 &&
+			gpusort_compare_records(tb, kept[nkept - 1], perm[i]) > 0)
+		{
+			/* a new seam out of order: both go */
+			if (nremoved == removed_cap)
+				removed = repalloc_huge(removed, sizeof(uint32) * (removed_cap *= 2));
+			removed[nremoved++] = kept[--nkept];
+			take_out = true;
+		}
+		if (take_out)
+		{
+			if (nremoved == removed_cap)
+				removed = repalloc_huge(removed, sizeof(uint32) * (removed_cap *= 2));
+			removed[nremoved++] = perm[i];
+		}
+		else
+		{
+			kept[nkept] = perm[i];
+			kept_pos[nkept] = i;
+			nkept++;
+		}
+		if ((i & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+
+	qsort_arg(removed, nremoved, sizeof(uint32), compare_for_repair, tb);
+
+	/* merge: each removed record after the kept ones not greater than it */
+	out = palloc_extended(sizeof(uint32) * n, MCXT_ALLOC_HUGE);
+	k = 0;
+	lo = 0;
+	for (size_t r = 0; r < nremoved; r++)
+	{
+		size_t		hi = nkept;
+
+		while (lo < hi)
+		{
+			size_t		mid = lo + (hi - lo) / 2;
+
+			if (gpusort_compare_records(tb, kept[mid], removed[r]) <= 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		while (k < lo)
+		{
+			out[k + r] = kept[k];
+			k++;
+		}
+		out[k + r] = removed[r];
+	}
+	while (k < nkept)
+	{
+		out[k + nremoved] = kept[k];
+		k++;
+	}
+	memcpy(perm, out, sizeof(uint32) * n);
+	rc->repaired += nremoved;
+	pfree(out);
+	pfree(kept);
+	pfree(kept_pos);
+	pfree(removed);
+}
+
+/*
+ * Check every adjacent pair of perm as PostgreSQL compares them, and repair
+ * the order where strxfrm disagreed.  False, with *why, if the checking
+ * itself failed.
+ */
+bool
+gpusort_certify_libc_order(RefineContext *rc, uint32 *perm, size_t n, char **why)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(rc->cxt);
+	CertifyPairs cp;
+	bool		any_bad = false;
+
+	if (n < 2)
+	{
+		MemoryContextSwitchTo(oldcxt);
+		return true;
+	}
+	cp.inputs = rc->inputs;
+	cp.perm = perm;
+	cp.bad = MemoryContextAllocExtended(CurrentMemoryContext, n,
+										MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	keythreads_parallel_for(rc->pool, certify_pairs, &cp, n - 1, TASK_GRAIN * 2);
+	if (keythreads_failure(rc->pool))
+	{
+		*why = pstrdup(keythreads_failure(rc->pool));
+		MemoryContextSwitchTo(oldcxt);
+		return false;
+	}
+	rc->checked_pairs += n - 1;
+
+	/* PostgreSQL's comparator has the last word on each flagged pair */
+	for (size_t i = 0; i + 1 < n; i++)
+	{
+		if (!cp.bad[i])
+			continue;
+		if (gpusort_compare_records(rc->tb, perm[i], perm[i + 1]) > 0)
+			any_bad = true;
+		else
+			cp.bad[i] = false;
+	}
+	if (any_bad)
+		repair_order(rc, perm, n, cp.bad);
+	pfree(cp.bad);
+	MemoryContextSwitchTo(oldcxt);
+	return true;
+}

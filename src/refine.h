@@ -1,0 +1,42 @@
+/*-------------------------------------------------------------------------
+ *
+ * refine.h
+ *	  After the prefix sort of a generic layout: refining runs of equal
+ *	  prefixes on the following key bytes, and certifying libc order.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUSORT_REFINE_H
+#define GPUSORT_REFINE_H
+
+#include "postgres.h"
+
+#include "engine.h"
+#include "keys.h"
+#include "keythreads.h"
+#include "tiebreak.h"
+
+typedef struct RefineContext
+{
+	const KeyLayout *layout;
+	const KeyInputs *inputs;
+	KeyThreadPool *pool;
+	MemoryContext cxt;			/* engines and workspace of the rounds */
+	bool		use_gpu;		/* large rounds on the GPU engine */
+	Tiebreak   *tb;				/* PostgreSQL's comparators */
+
+	/* results, for EXPLAIN ANALYZE */
+	int			rounds;
+	int64		refined;		/* record-rounds sorted on further bytes */
+	int64		identical;		/* records in runs of identical values */
+	bool		rounds_on_gpu;
+	int64		checked_pairs;	/* adjacent pairs certified (libc) */
+	int64		repaired;		/* records moved by the repair */
+} RefineContext;
+
+extern bool gpusort_refine(RefineContext *rc, const KeyStore *keys, uint32 *perm,
+						   size_t n, SortRun **runs, size_t *nruns, char **why);
+extern bool gpusort_certify_libc_order(RefineContext *rc, uint32 *perm, size_t n,
+									   char **why);
+
+#endif							/* GPUSORT_REFINE_H */
