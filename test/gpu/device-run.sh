@@ -5,7 +5,9 @@
 #
 # PHASE: tests (test/gpu/run.sh: regression suite on the GPU engine and
 # kernel tests), bench (bench/run.sh on 1M and 10M rows), dists (the
-# distribution runs at 10M rows), kernel (bench/kernel_bench.sh).  Logs and
+# distribution runs at 10M rows), kernel (bench/kernel_bench.sh), pgbench
+# (test/gpu/pgbench.sh: 32 clients, gpusort on then off, 150 s each by
+# default, within the device tool's 10 minutes).  Logs and
 # results go to $OUT (the device tool brings them back).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -31,6 +33,10 @@ for phase in "$@"; do
         --distributions '' --queries 'order by k' --out "$out/profile" > "$out/profile.log" 2>&1
       tail -8 "$out/profile.log"
       python3 -c "import json; [print(r['setting'], r['median_ms'], json.dumps(r['gpusort'])) for r in json.load(open('$out/profile/results.json'))]" ;;
+    pgbench)
+      GPUSORT_TEST_USER=pgrun PGBENCH_DURATION=${PGBENCH_DURATION:-150} \
+        test/gpu/pgbench.sh "$out/pgbench" > "$out/pgbench.log" 2>&1
+      tail -20 "$out/pgbench.log" ;;
     kernel)
       bench/kernel_bench.sh > "$out/kernel_bench.log" 2>&1; tail -30 "$out/kernel_bench.log" ;;
   esac

@@ -1,0 +1,127 @@
+#!/bin/bash
+# test/gpu/pgbench.sh: many clients sorting at once, gpusort on and off.
+#
+#   test/gpu/pgbench.sh [OUTDIR]        (OUTDIR defaults to $OUT/pgbench or test/gpu/out/pgbench)
+#
+# Starts a throwaway server (bench/pgserver.sh) with gpusort preloaded,
+# fills a table of PGBENCH_ROWS rows, then runs pgbench twice on the same
+# data, with the same clients and duration: once with gpusort.enabled = on
+# (on PGBENCH_ENGINE) and once off (PostgreSQL's Sort).  Each transaction is
+# one of the scripts in test/gpu/pgbench/ (ORDER BY an integer, a float and
+# an integer, text, a window function), each sorting PGBENCH_SPAN rows of a
+# random range, and checks its own result against an aggregate that needs
+# no sort: a wrong row is an error.
+#
+# It fails unless, in both runs, no client aborted and no transaction
+# failed, no ERROR or FATAL reached the server log (a GPU out of memory
+# must end in a fallback, never in an error), and, with gpusort on, the
+# GpuSorts happened (counted from the DEBUG1 line each sort logs).  It
+# reports transactions per second on and off and how the sorts were done.
+#
+# Environment (defaults for the GPU host; for a quick run elsewhere, e.g.
+# PGBENCH_ENGINE=cpu PGBENCH_CLIENTS=8 PGBENCH_DURATION=20 PGBENCH_ROWS=500000
+# PGBENCH_SPAN=100000):
+#   PGBENCH_CLIENTS   clients (32)
+#   PGBENCH_DURATION  seconds of each run (300)
+#   PGBENCH_ROWS      rows in the table (2000000)
+#   PGBENCH_SPAN      rows each query sorts (250000)
+#   PGBENCH_ENGINE    gpusort.engine for the "on" run (gpu)
+#   PGBENCH_EXTRA_CONF more server settings (lines)
+#   GPUSORT_NO_BUILD  1: use the installed gpusort, do not build and install
+#   PG_CONFIG, GPUSORT_TEST_USER as for test/run.sh
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+out=${1:-${OUT:+$OUT/pgbench}}
+out=${out:-$root/test/gpu/out/pgbench}
+clients=${PGBENCH_CLIENTS:-32}
+duration=${PGBENCH_DURATION:-300}
+rows=${PGBENCH_ROWS:-2000000}
+span=${PGBENCH_SPAN:-250000}
+engine=${PGBENCH_ENGINE:-gpu}
+mkdir -p "$out"
+export PG_CONFIG=${PG_CONFIG:-pg_config}
+
+if [ "${GPUSORT_NO_BUILD:-0}" != 1 ]; then
+  make -C "$root" -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG" && make -C "$root" -s PG_CONFIG="$PG_CONFIG" install \
+    || { echo "FAIL: build"; exit 1; }
+fi
+
+# shellcheck source=../../bench/pgserver.sh
+. "$root/bench/pgserver.sh"
+dir=$(mktemp -d /tmp/gpusort-pgbench.XXXXXX)
+export PGSERVER_PORT=${PGSERVER_PORT:-54341}
+trap 'pgserver_stop' EXIT
+pgserver_start "$dir" \
+  "shared_preload_libraries = 'gpusort'" \
+  "gpusort.engine = '$engine'" \
+  "gpusort.min_rows = 0" \
+  "gpusort.gpu_min_rows = 0" \
+  "max_connections = $((clients + 20))" \
+  "max_parallel_workers_per_gather = 0" \
+  "jit = off" \
+  "lc_messages = 'C'" \
+  "log_min_messages = debug1" \
+  "log_line_prefix = '%m [%p] '" \
+  "${PGBENCH_EXTRA_CONF:-}" || { echo "FAIL: server start"; exit 1; }
+log=$dir/server.log
+
+psql -XqAt -v ON_ERROR_STOP=1 <<SQL || { echo "FAIL: setup"; exit 1; }
+CREATE EXTENSION gpusort;
+CREATE TABLE bench AS
+  SELECT g AS id, hashint4(g) % 1000000 AS k, md5(g::text) AS s,
+         (hashint4(g + 1) % 100000)::float8 / 7 AS f
+    FROM generate_series(1, $rows) g;
+CREATE INDEX ON bench (id);
+ANALYZE bench;
+SQL
+echo "== pgbench: $clients clients, ${duration}s per run, $rows rows, $span rows per sort, engine $engine"
+psql -XqAt -c "SELECT 'gpusort ' || version || ', ' || build || ', engines ' || engines || ', ' || gpus FROM gpusort_info()"
+psql -XqAt -c "EXPLAIN (COSTS OFF) SELECT k FROM bench WHERE id BETWEEN 1 AND $span ORDER BY k DESC, id OFFSET $span - 1" \
+  | grep -q 'Custom Scan (GpuSort)' || { echo "FAIL: the queries are not GpuSorts"; exit 1; }
+
+scripts=()
+for f in "$root"/test/gpu/pgbench/*.sql; do scripts+=(-f "$f"); done
+status=0
+declare -A tps
+for mode in on off; do
+  offset=$(stat -c %s "$log")
+  PGOPTIONS="-c gpusort.enabled=$mode" pgbench -n -c "$clients" -j "$clients" -T "$duration" \
+      -D rows="$rows" -D span="$span" -P 30 "${scripts[@]}" > "$out/pgbench-$mode.log" 2>&1
+  rc=$?
+  tail -c +$((offset + 1)) "$log" > "$out/server-$mode.log"
+  tps[$mode]=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$out/pgbench-$mode.log" | head -1)
+  processed=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$out/pgbench-$mode.log")
+  failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$out/pgbench-$mode.log")
+  aborted=$(grep -c 'aborted' "$out/pgbench-$mode.log")
+  errors=$(grep -cE '(ERROR|FATAL|PANIC): ' "$out/server-$mode.log")
+  gpu_oom=$(grep -ciE '(ERROR|FATAL): .*(out of memory|cuda|gpu)' "$out/server-$mode.log")
+  by_gpu=$(grep -c 'gpusort: .* sorted by GPU' "$out/server-$mode.log")
+  by_cpu=$(grep -c 'gpusort: .* sorted by CPU' "$out/server-$mode.log")
+  by_ts=$(grep -c 'gpusort: sorted by PostgreSQL tuplesort' "$out/server-$mode.log")
+  gpu_fallbacks=$(grep 'gpusort: ' "$out/server-$mode.log" | grep -c 'fallback: .*GPU')
+  echo "gpusort $mode: tps ${tps[$mode]:-?}, transactions ${processed:-?}, failed ${failed:-0}," \
+       "clients aborted $aborted, server errors $errors (GPU/out of memory $gpu_oom);" \
+       "sorts by GPU $by_gpu, CPU $by_cpu, tuplesort $by_ts, GPU fallbacks $gpu_fallbacks"
+  grep -E '(ERROR|FATAL|PANIC): ' "$out/server-$mode.log" | sed 's/^[^]]*] //' | sort | uniq -c | sort -rn | head -5
+  grep 'gpusort: ' "$out/server-$mode.log" | grep 'fallback: ' | sed 's/.*fallback: /  fallback: /' \
+    | sort | uniq -c | sort -rn | head -5
+  if [ $rc -ne 0 ] || [ "$aborted" -ne 0 ] || [ "${failed:-0}" -ne 0 ] || [ "$errors" -ne 0 ] \
+     || [ -z "$processed" ] || [ "$processed" -eq 0 ]; then
+    tail -5 "$out/pgbench-$mode.log"
+    echo "FAIL: gpusort $mode: errors in the pgbench run"
+    status=1
+  fi
+  if [ "$mode" = on ]; then
+    sorted=$((by_gpu + by_cpu + by_ts))
+    if [ "$sorted" -eq 0 ]; then echo "FAIL: no GpuSort ran"; status=1; fi
+    if [ "$engine" = gpu ] && [ "$by_gpu" -eq 0 ]; then echo "FAIL: the GPU did no sort"; status=1; fi
+  fi
+done
+if [ -n "${tps[on]:-}" ] && [ -n "${tps[off]:-}" ]; then
+  echo "throughput: gpusort on ${tps[on]} tps, off ${tps[off]} tps: $(awk -v a="${tps[on]}" -v b="${tps[off]}" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "?" }')"
+fi
+if command -v nvidia-smi >/dev/null 2>&1; then
+  nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv > "$out/gpu-after.txt" 2>&1
+fi
+[ $status -eq 0 ] && echo "== pgbench passed" || echo "== pgbench FAILED"
+exit $status
