@@ -130,7 +130,8 @@ gpusort_explain_node(CustomScanState *node, const GpuSortPlanInfo *info,
 		ExplainPropertyInteger("Key Width", "bytes", stats->key_words * 8, es);
 		ExplainPropertyText("Key Kind", stats->key_kind ? stats->key_kind : "exact", es);
 		ExplainPropertyInteger("Records", NULL, stats->records, es);
-		if (stats->key_threads > 0)
+		/* how many threads depends on the machine: shown under VERBOSE */
+		if (stats->key_threads > 0 && es->verbose)
 			ExplainPropertyInteger("Key Threads", NULL, stats->key_threads, es);
 		if (stats->refine_rounds > 0)
 			ExplainPropertyText("Refined",
@@ -162,7 +163,7 @@ gpusort_explain_node(CustomScanState *node, const GpuSortPlanInfo *info,
 			explain_ms("GPU Transfer Time", stats->transfer_ms, es);
 			explain_ms("GPU Kernel Time", stats->device_sort_ms, es);
 		}
-		if (stats->key_threads > 0 || stats->key_build_ms > 0)
+		if (stats->generic_keys)
 			explain_ms("Key Build Time", stats->key_build_ms, es);
 		if (stats->refine_rounds > 0 || stats->refine_ms > 0)
 			explain_ms("Refine Time", stats->refine_ms, es);

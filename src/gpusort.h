@@ -87,6 +87,7 @@ typedef struct GpuSortStats
 	int64		records;
 	int64		resolved;		/* records in runs ordered by comparators */
 	const char *key_kind;		/* key_layout_describe() */
+	bool		generic_keys;	/* keys built by keys_build.c */
 	int			key_threads;	/* threads that built keys (generic path) */
 	int			refine_rounds;	/* refinement rounds (refine.c) */
 	int64		refined;		/* records sorted again, over all rounds */

@@ -324,8 +324,8 @@ key_store_inputs(const KeyLayout *layout, TupleTableSlot *slot,
 		isnull[c] = slot->tts_isnull[col->attno - 1];
 		if (!isnull[c] && KEY_KIND_IS_VARWIDTH(col->kind) &&
 			!(col->kind == KEY_TEXT && col->text_source == TEXT_NAME) &&
-			VARATT_IS_EXTENDED(DatumGetPointer(value)) &&
-			!VARATT_IS_SHORT(DatumGetPointer(value)))
+			(VARATT_IS_EXTERNAL(DatumGetPointer(value)) ||
+			 VARATT_IS_COMPRESSED(DatumGetPointer(value))))
 		{
 			MemoryContext oldcxt = MemoryContextSwitchTo(detoast_cxt);
 			struct varlena *plain = detoast_attr((struct varlena *) DatumGetPointer(value));

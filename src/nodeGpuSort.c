@@ -1003,6 +1003,7 @@ load_and_sort(GpuSortState *st)
 	st->stats.key_words = st->layout.key_words;
 	st->stats.exact = st->layout.exact;
 	st->stats.key_kind = key_layout_describe(&st->layout);
+	st->stats.generic_keys = st->layout.generic;
 	st->stats.records += st->ntuples;
 	st->sort_done = true;
 
