@@ -23,7 +23,7 @@ SET search_path = gs, public;
 
 CREATE TABLE gs_rel AS
 SELECT g AS id, hashint4(g) % 100000 AS k, md5(g::text) AS s
-  FROM generate_series(1, 300000) g;	-- three chunks of 128K records
+  FROM generate_series(1, 200000) g;	-- two chunks of 128K records
 ANALYZE gs_rel;
 
 -- Sort Engine (without the algorithm: CPU, GPU: <name>, PostgreSQL
