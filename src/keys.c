@@ -254,7 +254,23 @@ key_layout_place(KeyLayout *layout)
 	if (layout->generic)
 	{
 		layout->key_bytes = layout->max_bytes;
-		layout->key_words = layout->max_bytes / 8;
+
+		/*
+		 * ICU builds its sort keys incrementally, at a cost that grows with
+		 * the bytes asked for (a 32-byte prefix costs about twice a 16-byte
+		 * one), so a sort led by an ICU column takes a 16-byte prefix and
+		 * leaves the rare equal prefixes to refinement.
+		 */
+		for (int c = 0; c < layout->full_cols; c++)
+		{
+			const KeyColumn *col = &layout->cols[c];
+
+			if (col->kind == KEY_TEXT && col->collate == COLLATE_ICU)
+				layout->key_bytes = Min(layout->key_bytes, 16);
+			if (KEY_KIND_IS_VARWIDTH(col->kind))
+				break;
+		}
+		layout->key_words = layout->key_bytes / 8;
 		layout->exact_cols = 0;
 		layout->exact = false;
 		return;

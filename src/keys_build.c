@@ -247,9 +247,13 @@ put_icu_text(KeyBuildContext *ctx, KeySink *s, int c, const char *p, size_t len)
 	for (;;)
 	{
 		UErrorCode status = U_ZERO_ERROR;
+		int32_t		want = sizeof(part);
 		int32_t		got;
 
-		got = ucol_nextSortKeyPart(coll, &iter, state, part, sizeof(part), &status);
+		/* ask only for what the window still needs: later levels cost */
+		if (s->grow_ctx == NULL && s->end > s->pos)
+			want = (int32_t) Min(s->end - s->pos, sizeof(part));
+		got = ucol_nextSortKeyPart(coll, &iter, state, part, want, &status);
 		if (U_FAILURE(status))
 		{
 			snprintf(ctx->error, sizeof(ctx->error),
@@ -257,7 +261,7 @@ put_icu_text(KeyBuildContext *ctx, KeySink *s, int c, const char *p, size_t len)
 			return false;
 		}
 		sink_put(s, part, got, col->descending);
-		if (got < (int32_t) sizeof(part) || sink_can_stop(s))
+		if (got < want || sink_can_stop(s))
 			break;
 	}
 	return true;
