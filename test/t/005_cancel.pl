@@ -4,8 +4,9 @@
 # enters PHASE (load, encode, sort, resolve, emit) and logs "injected delay
 # ... in the PHASE phase", so that an interrupt lands in that phase, not
 # just somewhere in the query.  Checked:
-#  1. in one session, for every phase, twice: statement_timeout (200 ms)
-#     and pg_cancel_backend() end the query at once with the usual error,
+#  1. in one session, for every phase, twice: statement_timeout (2 s, long
+#     enough for the sort to reach the phase on a busy machine) and
+#     pg_cancel_backend() end the query at once with the usual error,
 #     in that phase (the log line of the session's pid), and the same
 #     session then sorts correctly (compared with PostgreSQL's Sort) -- 20
 #     cancels in all;
@@ -115,7 +116,7 @@ for my $round (1 .. 2)
 			{
 				($o, $e) = session_wait(session_send(
 					"SET gpusort.inject_fault = 'delay:$phase:60000';\n"
-					  . "SET statement_timeout = '200ms';\n$query;\n"
+					  . "SET statement_timeout = '2s';\n$query;\n"
 					  . "RESET statement_timeout;\nRESET gpusort.inject_fault;"), 1);
 				like($e, qr/canceling statement due to statement timeout/,
 					"$phase, round $round: statement_timeout cancelled the sort");
