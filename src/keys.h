@@ -264,6 +264,8 @@ extern bool key_compare_inputs(KeyBuildContext *ctx,
 							   const Datum *a_values, const bool *a_isnull,
 							   const Datum *b_values, const bool *b_isnull,
 							   int *result);
+extern size_t key_inputs_bytes(const KeyLayout *layout, const Datum *values,
+							   const bool *isnull);
 extern bool key_inputs_identical(const KeyLayout *layout,
 								 const Datum *a_values, const bool *a_isnull,
 								 const Datum *b_values, const bool *b_isnull);

@@ -690,6 +690,26 @@ key_inputs_identical(const KeyLayout *layout,
 	return true;
 }
 
+/* The bytes of a record's variable-width key values, all together. */
+size_t
+key_inputs_bytes(const KeyLayout *layout, const Datum *values, const bool *isnull)
+{
+	size_t		total = 0;
+
+	for (int c = 0; c < layout->full_cols; c++)
+	{
+		const KeyColumn *col = &layout->cols[c];
+
+		if (isnull[c] || !KEY_KIND_IS_VARWIDTH(col->kind))
+			continue;
+		if (col->kind == KEY_TEXT && col->text_source == TEXT_NAME)
+			total += NAMEDATALEN;
+		else
+			total += VARSIZE_ANY_EXHDR(DatumGetPointer(values[c]));
+	}
+	return total;
+}
+
 /*
  * A context for one thread.  Called in the backend (it clones ICU
  * collators, which is not PostgreSQL code either, but is done before the

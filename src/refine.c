@@ -15,9 +15,10 @@
  * Large rounds run on the GPU when the sort did.  A run ends when its
  * records' full keys are wholly equal (they tie), or when its records hold
  * identical values (checked first, so that a run of duplicates of a long
- * string costs no rounds at all).  After MAX_REFINE_ROUNDS the remaining
- * runs go to the comparator pass, as do runs of equal full keys when the
- * full key stops before the last ORDER BY column.
+ * string costs no rounds at all).  Runs of values longer than
+ * REFINE_MAX_VALUE_BYTES, and those left after MAX_REFINE_ROUNDS, go to the
+ * comparator pass, as do runs of equal full keys when the full key stops
+ * before the last ORDER BY column.
  *
  * libc collations: keys hold strxfrm's output, and PostgreSQL does not
  * trust glibc's strxfrm to agree with strcoll.  So every adjacent pair of
@@ -44,6 +45,13 @@
 #define REFINE_WINDOW_BYTES		(REFINE_KEY_BYTES - RUN_ORDINAL_BYTES)
 #define MAX_REFINE_ROUNDS		16
 #define REFINE_GPU_MIN_RECORDS	65536
+
+/*
+ * Each round builds its records' keys again from the start (keeping every
+ * full key would cost memory without bound), so runs of values this long
+ * go to the comparators instead, as tuplesort would sort them.
+ */
+#define REFINE_MAX_VALUE_BYTES	1024
 #define TASK_GRAIN				2048
 
 /* a growing list of runs */
@@ -92,7 +100,10 @@ run_settled(RefineContext *rc, RunList *settled, size_t start, size_t len)
 		run_list_add(settled, start, len, rc->layout->full_cols);
 }
 
-/* A run of equal keys so far: settled, or to refine in the next round. */
+/*
+ * A run of equal keys so far: settled, to refine in the next round, or,
+ * for long values, to the comparators.
+ */
 static void
 classify_run(RefineContext *rc, const uint32 *perm, RunList *settled,
 			 RunList *pending, size_t start, size_t len)
@@ -102,6 +113,9 @@ classify_run(RefineContext *rc, const uint32 *perm, RunList *settled,
 		rc->identical += len;
 		run_settled(rc, settled, start, len);
 	}
+	else if (key_inputs_bytes(rc->layout, key_inputs_values(rc->inputs, perm[start]),
+							  key_inputs_isnull(rc->inputs, perm[start])) > REFINE_MAX_VALUE_BYTES)
+		run_list_add(settled, start, len, 0);
 	else
 		run_list_add(pending, start, len, 0);
 }
