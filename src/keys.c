@@ -11,7 +11,7 @@
  * for bool, "char", int2, int4, int8, oid, money, float4, float8 (NaN above
  * every number and all NaNs equal, -0 equal to +0, as float8_cmp has it),
  * date, time, timestamp, timestamptz, uuid and interval; text, varchar,
- * bpchar, name, bytea and numeric have variable-width encodings, built by
+ * bpchar, name, bytea, numeric, inet and cidr have variable-width encodings, built by
  * keys_build.c.  Encodings apply only when the ORDER BY uses the type's
  * default btree operator family; any other type or operator class
  * contributes nothing to the key, and the columns after it cannot
@@ -129,7 +129,9 @@ key_kind_for(KeyColumn *col, Oid typid, Oid sortop, Oid collation)
 	col->descending = (strategy == BTGreaterStrategyNumber);
 
 	/* only the type's own default order is known to match the encoding */
-	opctype = (basetype == VARCHAROID) ? TEXTOID : basetype;	/* varchar uses text's */
+	/* varchar sorts with text's operator class, cidr with inet's */
+	opctype = (basetype == VARCHAROID) ? TEXTOID :
+		(basetype == CIDROID) ? INETOID : basetype;
 	if (opcintype != opctype)
 		return KEY_NONE;
 	opclass = GetDefaultOpClass(basetype, BTREE_AM_OID);
@@ -186,6 +188,9 @@ key_kind_for(KeyColumn *col, Oid typid, Oid sortop, Oid collation)
 			return KEY_BYTEA;
 		case NUMERICOID:
 			return KEY_NUMERIC;
+		case INETOID:
+		case CIDROID:
+			return KEY_INET;
 		default:
 			return KEY_NONE;
 	}

@@ -64,7 +64,8 @@ typedef enum KeyKind
 	/* variable width, self-delimiting */
 	KEY_TEXT,					/* text, varchar, bpchar, name: see KeyCollate */
 	KEY_BYTEA,
-	KEY_NUMERIC
+	KEY_NUMERIC,
+	KEY_INET					/* inet and cidr */
 } KeyKind;
 
 #define KEY_KIND_IS_VARWIDTH(kind)	((kind) >= KEY_TEXT)

@@ -26,7 +26,10 @@
  *	  values the base-10000 weight and the digits (each digit + 1, so the
  *	  0x0000 terminator sorts below any digit), inverted for negatives.
  *	  Trailing zero digits are dropped, so 1.1 and 1.10 encode the same, as
- *	  they compare equal.
+ *	  they compare equal;
+ *	- inet and cidr: the family, the address masked to the netmask, the
+ *	  netmask length, then the whole address (network_cmp's order: common
+ *	  network bits, then the shorter netmask first, then the address).
  *
  * Nothing here calls into PostgreSQL: no palloc, no ereport, no catalog.
  * Buffers come from malloc and belong to a KeyBuildContext, one per
@@ -39,7 +42,9 @@
 #include "postgres.h"
 
 #include <string.h>
+#include <sys/socket.h>
 
+#include "utils/inet.h"
 #include "utils/pg_locale.h"
 #include "utils/timestamp.h"
 #include "utils/uuid.h"
@@ -405,6 +410,27 @@ put_numeric(KeySink *s, const KeyColumn *col, Datum value)
 	sink_uint(s, 0, 2, inv);
 }
 
+static void
+put_inet(KeySink *s, const KeyColumn *col, Datum value)
+{
+	inet	   *ip = (inet *) DatumGetPointer(value);	/* detoasted by the backend */
+	int			size = ip_addrsize(ip);
+	int			bits = ip_bits(ip);
+	const unsigned char *addr = ip_addr(ip);
+	uint8		masked[16];
+
+	for (int i = 0; i < size; i++)
+	{
+		int			keep = Min(Max(bits - i * 8, 0), 8);
+
+		masked[i] = addr[i] & (uint8) (0xFF00 >> keep);
+	}
+	sink_byte(s, ip_family(ip), col->descending);
+	sink_put(s, masked, size, col->descending);
+	sink_byte(s, (uint8) bits, col->descending);
+	sink_put(s, addr, size, col->descending);
+}
+
 /* the value bytes of a fixed-width kind, as on the fixed path */
 static void
 put_fixed(KeySink *s, const KeyColumn *col, Datum value)
@@ -506,6 +532,9 @@ put_column(KeyBuildContext *ctx, KeySink *s, int c, Datum value, bool isnull)
 			break;
 		case KEY_NUMERIC:
 			put_numeric(s, col, value);
+			break;
+		case KEY_INET:
+			put_inet(s, col, value);
 			break;
 		default:
 			put_fixed(s, col, value);
@@ -649,6 +678,7 @@ key_inputs_identical(const KeyLayout *layout,
 				/* FALLTHROUGH */
 			case KEY_BYTEA:
 			case KEY_NUMERIC:
+			case KEY_INET:
 				if (VARSIZE_ANY_EXHDR(DatumGetPointer(a)) != VARSIZE_ANY_EXHDR(DatumGetPointer(b)) ||
 					memcmp(VARDATA_ANY(DatumGetPointer(a)), VARDATA_ANY(DatumGetPointer(b)),
 						   VARSIZE_ANY_EXHDR(DatumGetPointer(a))) != 0)
