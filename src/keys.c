@@ -394,17 +394,10 @@ put_value(uint64 *key, int offset, uint64 v, int width, int keep)
 	put_bytes(key, offset, v, keep);
 }
 
-/* A uuid's 16 bytes as two big-endian words, DESC inverted. */
+/* A 16-byte value given as two words, most significant first, DESC inverted. */
 static inline void
-put_uuid(uint64 *key, int offset, const pg_uuid_t *uuid, bool descending, int keep)
+put_two_words(uint64 *key, int offset, uint64 hi, uint64 lo, bool descending, int keep)
 {
-	uint64		hi;
-	uint64		lo;
-
-	memcpy(&hi, uuid->data, 8);
-	memcpy(&lo, uuid->data + 8, 8);
-	hi = pg_ntoh64(hi);
-	lo = pg_ntoh64(lo);
 	if (descending)
 	{
 		hi = ~hi;
@@ -415,12 +408,20 @@ put_uuid(uint64 *key, int offset, const pg_uuid_t *uuid, bool descending, int ke
 		put_value(key, offset + 8, lo, 8, keep - 8);
 }
 
-/*
- * An interval as PostgreSQL compares it (interval_cmp_value: months of 30
- * days, days of 24 hours, as one 128-bit count of microseconds), big-endian
- * with the sign bit flipped.
- */
+/* A uuid's 16 bytes as two big-endian words. */
+static inline void
+put_uuid(uint64 *key, int offset, const pg_uuid_t *uuid, bool descending, int keep)
+{
+	uint64		hi;
+	uint64		lo;
+
+	memcpy(&hi, uuid->data, 8);
+	memcpy(&lo, uuid->data + 8, 8);
+	put_two_words(key, offset, pg_ntoh64(hi), pg_ntoh64(lo), descending, keep);
+}
+
 #ifdef HAVE_INT128
+/* An interval as PostgreSQL compares it (key_interval_words). */
 static inline void
 put_interval(uint64 *key, int offset, const Interval *interval, bool descending, int keep)
 {
@@ -428,14 +429,7 @@ put_interval(uint64 *key, int offset, const Interval *interval, bool descending,
 	uint64		lo;
 
 	key_interval_words(interval, &hi, &lo);
-	if (descending)
-	{
-		hi = ~hi;
-		lo = ~lo;
-	}
-	put_value(key, offset, hi, 8, Min(keep, 8));
-	if (keep > 8)
-		put_value(key, offset + 8, lo, 8, keep - 8);
+	put_two_words(key, offset, hi, lo, descending, keep);
 }
 #endif
 
