@@ -304,6 +304,11 @@ arena_alloc(GpuSortState *st, Size len)
 		if (st->arena_over_limit)
 			return NULL;
 
+		if (gpusort_fault_arena_oom(st->arena_bytes))
+		{
+			st->block_left = 0;
+			return NULL;
+		}
 		st->block_free = MemoryContextAllocExtended(st->sortcxt, block,
 													MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
 		if (st->block_free == NULL)
