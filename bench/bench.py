@@ -16,6 +16,18 @@ timed runs (psql's \\timing, wall time of the statement on the server side of
 the socket; the queries return no rows).  One EXPLAIN ANALYZE per pair
 records which engine really sorted.  Writes results.json, results.md (the
 medians and the ratios to native) and, if matplotlib is there, chart.png.
+
+Query groups (--groups): "main" (the query mix on t_N), "dist" (ORDER BY k
+over each --distributions table) and "text": ORDER BY a 32-character text
+column in the database's collation (en_US.UTF-8 on bench/run.sh's server
+where that locale is installed), in "C" and in ICU's "und-x-icu", and ORDER
+BY a numeric(12,2) column, on tx_N(id int8, pad text, num numeric).  The
+default is "main,dist", as before the text group existed; --queries text
+(or --groups text) runs the text group alone.  The text sorts in the
+database's collation and in ICU are slow with PostgreSQL's Sort (about 50 s
+at 10M rows in en_US), so they run --slow-runs times (default 1), their
+warm-up is ORDER BY id (which reads the table and starts CUDA), and the
+EXPLAIN ANALYZE run is left out for native.
 """
 
 import argparse
@@ -56,8 +68,9 @@ def psql(sql, capture=True):
     return proc.stdout
 
 
-def make_tables(n, distributions, need_main=True):
-    """t_N(k, pad, f) for the query mix; d_<dist>_N(k, pad) per distribution."""
+def make_tables(n, distributions, need_main=True, need_text=False):
+    """t_N(k, pad, f) for the query mix; d_<dist>_N(k, pad) per distribution;
+    tx_N(id, pad, num) for the text group."""
     name = "t_%d" % n
     exists = (not need_main or
               psql("SELECT to_regclass('%s') IS NOT NULL" % name).strip() == "t")
@@ -81,6 +94,32 @@ CREATE TABLE %(t)s AS
   SELECT %(k)s AS k, substr(md5(g::text), 1, 32) AS pad
     FROM generate_series(1, %(n)d) g;
 VACUUM ANALYZE %(t)s;""" % {"t": dname, "n": n, "k": DISTRIBUTIONS[dist] % {"n": n}})
+    xname = "tx_%d" % n
+    if need_text and psql("SELECT to_regclass('%s') IS NOT NULL" % xname).strip() != "t":
+        print("  creating %s" % xname, flush=True)
+        psql("""SELECT setseed(0.42);
+CREATE TABLE %(t)s AS
+  SELECT g::int8 AS id, md5(random()::text) AS pad,
+         (random() * 1e6)::numeric(12,2) AS num
+    FROM generate_series(1, %(n)d) g;
+VACUUM ANALYZE %(t)s;""" % {"t": xname, "n": n})
+
+
+def text_queries(n, collation):
+    """The text group: (label, sql, settings, warm-up sql or None)."""
+    t = "tx_%d" % n
+    warm = "SELECT * FROM %s ORDER BY id OFFSET %d" % (t, n)
+    return [
+        ("text: order by pad (%s)" % collation, "SELECT * FROM %s ORDER BY pad OFFSET %d" % (t, n),
+         ["native", "cpu", "gpu"], warm),
+        ("text: order by pad C", "SELECT * FROM %s ORDER BY pad COLLATE \"C\" OFFSET %d" % (t, n),
+         ["native", "cpu", "gpu"], None),
+        ("text: order by pad und-x-icu",
+         "SELECT * FROM %s ORDER BY pad COLLATE \"und-x-icu\" OFFSET %d" % (t, n),
+         ["native", "cpu", "gpu"], warm),
+        ("text: order by num", "SELECT * FROM %s ORDER BY num OFFSET %d" % (t, n),
+         ["native", "cpu", "gpu"], None),
+    ]
 
 
 def queries(n, distributions):
@@ -108,12 +147,16 @@ def queries(n, distributions):
 JOIN_SETTINGS = "SET enable_hashjoin = off; SET enable_nestloop = off;"
 
 
-def run_one(query, setting, runs):
-    """Median wall time of `runs` runs in one session, and the GpuSort details."""
+def run_one(query, setting, runs, warmup=None, explain=True):
+    """Median wall time of `runs` runs in one session, and the GpuSort details.
+    The warm-up is the query itself unless `warmup` is given; `explain`
+    False leaves out the EXPLAIN ANALYZE run (and the details)."""
     extra = JOIN_SETTINGS if "JOIN" in query else ""
-    script = [SETTINGS[setting], extra, "SET work_mem = '8GB';", query + ";", "\\timing on"]
+    script = [SETTINGS[setting], extra, "SET work_mem = '8GB';", (warmup or query) + ";", "\\timing on"]
     script += [query + ";"] * runs
-    script += ["\\timing off", "EXPLAIN (ANALYZE, FORMAT JSON) " + query + ";"]
+    script += ["\\timing off"]
+    if explain:
+        script += ["EXPLAIN (ANALYZE, FORMAT JSON) " + query + ";"]
     out = psql("\n".join(script) + "\n")
     times = [float(m) for m in re.findall(r"^Time: ([0-9.]+) ms", out, re.M)]
     plan_json = out[out.index("["):] if "[" in out else "[]"
@@ -146,7 +189,13 @@ def main():
                     help="run the distributions only at this size (default: the largest)")
     ap.add_argument("--queries", default="",
                     help="run only queries whose label contains one of these "
-                         "comma-separated strings (e.g. '[' for the distributions)")
+                         "comma-separated strings (e.g. '[' for the distributions, "
+                         "'text' for the text group)")
+    ap.add_argument("--groups", default="main,dist",
+                    help="query groups: main, dist, text (default main,dist; "
+                         "--queries naming 'text' adds the text group)")
+    ap.add_argument("--slow-runs", type=int, default=1,
+                    help="timed runs of the slow text sorts (database collation, ICU)")
     ap.add_argument("--out", default="bench/out")
     args = ap.parse_args()
 
@@ -156,19 +205,43 @@ def main():
     dist_rows = args.distribution_rows or max(sizes)
     os.makedirs(args.out, exist_ok=True)
 
+    groups = [g for g in args.groups.split(",") if g]
+    only = [q for q in args.queries.split(",") if q]
+    want_text = "text" in groups or any("text" in q for q in only)
+    collation = "-"
+    if want_text:
+        collation = psql("SHOW lc_collate").strip()
+        if not re.match(r"en_US\.utf-?8$", collation, re.I):
+            print("warning: the database's collation is %s, not en_US.UTF-8 "
+                  "(install the locale: test/install-deps.sh)" % collation, flush=True)
+        if psql("SELECT to_regcollation('\"und-x-icu\"') IS NOT NULL").strip() != "t":
+            sys.exit("the server has no ICU collation und-x-icu (PostgreSQL built without ICU?)")
+
     results = []
     for n in sizes:
         print("== %d rows" % n, flush=True)
-        make_tables(n, dists if n == dist_rows else [], need_main=not args.queries.startswith("["))
-        only = [q for q in args.queries.split(",") if q]
-        for label, sql, wanted in queries(n, dists if n == dist_rows else []):
-            if only and not any(q in label for q in only):
-                continue
+        n_dists = dists if n == dist_rows and "dist" in groups else []
+        # the main mix (always with --queries, as before), the distributions
+        # (their tables only at --distribution-rows), the text group
+        main = queries(n, [])
+        todo = [(q, None, False) for q in main if "main" in groups or only]
+        todo += [(q, None, False) for q in queries(n, n_dists)[len(main):]]
+        if want_text:
+            todo += [((label, sql, wanted), warm, warm is not None)
+                     for label, sql, wanted, warm in text_queries(n, collation)]
+        todo = [t for t in todo if not only or any(q in t[0][0] for q in only)]
+        need_main = any(" t_%d " % n in t[0][1] + " " for t in todo)
+        used_dists = [d for d in n_dists
+                      if any(" d_%s_%d " % (d.replace("-", "_"), n) in t[0][1] + " " for t in todo)]
+        make_tables(n, used_dists, need_main=need_main,
+                    need_text=any(" tx_%d " % n in t[0][1] + " " for t in todo))
+        for (label, sql, wanted), warm, slow in todo:
             for setting in wanted:
                 if setting not in settings:
                     continue
                 start = time.time()
-                med, times, details = run_one(sql, setting, args.runs)
+                med, times, details = run_one(sql, setting, args.slow_runs if slow else args.runs,
+                                              warmup=warm, explain=not (slow and setting.startswith("native")))
                 results.append({"rows": n, "query": label, "sql": sql, "setting": setting,
                                 "median_ms": med, "times_ms": times, "gpusort": details})
                 engine = (details or {}).get("Sort Engine", "-")

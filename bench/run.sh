@@ -7,7 +7,12 @@
 # off, gpusort preloaded, gpusort.max_memory 32GB) and runs bench/bench.py,
 # which writes results.md, results.json and chart.png under --out (default
 # bench/out).  Tables are built in the throwaway server and go with it.
-# Without a GPU, pass --settings native,native-par8,cpu.
+# Without a GPU, pass --settings native,native-par8,cpu.  --queries text (or
+# --groups main,dist,text) adds ORDER BY text in the database's collation
+# (en_US.UTF-8: pgserver.sh initializes the server with it where the locale
+# is installed, test/install-deps.sh installs it), in "C" and in ICU, and
+# ORDER BY numeric; the slow ones run --slow-runs times (default 1), e.g.
+#   bench/run.sh --rows 10000000 --queries text --settings native,cpu,gpu
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export PG_CONFIG=${PG_CONFIG:-$(command -v pg_config || echo /usr/lib/postgresql/15/bin/pg_config)}
