@@ -89,3 +89,24 @@ SELECT string_agg(v::text, ' ' ORDER BY rn) AS numeric_order
                                       (1.100, 6), (-0.0, 7), (0, 8), (1e-20, 9), (-1e20, 10), (9999, 11), (10000, 12),
                                       (0.0001, 13), (0.00009999, 14), (-1.1, 15), (NULL, 16)) x(v, i)
                  ORDER BY v NULLS FIRST, i) s) s;
+
+-- every power of ten from 1e-40 to 1e40 (each side of PostgreSQL's
+-- base-10000 digit boundaries) times mantissas just under, at and just
+-- over it, both signs, in several scales
+CREATE TABLE gs_npow AS
+SELECT row_number() OVER () AS id, v
+  FROM (SELECT round(sg * mt * 10::numeric ^ k, 45) AS v
+          FROM generate_series(-40, 40) k,
+               unnest(ARRAY[1, 1.5, 9.9999, 0.99999, 1.00001, 5]) mt,
+               unnest(ARRAY[1, -1]) sg
+        UNION ALL
+        SELECT trim_scale(sg * mt * 10::numeric ^ k)
+          FROM generate_series(-40, 40, 3) k,
+               unnest(ARRAY[1, 9.9999, 1.00001]) mt,
+               unnest(ARRAY[1, -1]) sg) s,
+       generate_series(1, 4) c;
+SELECT q, gs_check(q, k) AS result FROM (VALUES
+  ('SELECT v, id FROM gs_npow ORDER BY v', 1),
+  ('SELECT v, id FROM gs_npow ORDER BY v DESC', 1),
+  ('SELECT v, id FROM gs_npow ORDER BY v, id DESC', 2),
+  ('SELECT abs(v) AS a, v, id FROM gs_npow ORDER BY 1 DESC, 2', 2)) v(q, k);

@@ -131,3 +131,41 @@ SELECT string_agg(coalesce(ba::text, 'null'), ' ' ORDER BY rn) AS bytea_order
 SELECT string_agg(ascii(ch::text)::text, ' ' ORDER BY rn) AS char_order
   FROM (SELECT ch, row_number() OVER () AS rn
           FROM (SELECT ch FROM (VALUES ('a'::"char"), (''), ('A'), ('~'), (' ')) x(ch) ORDER BY ch DESC) s) s;
+
+-- short values exhaustively: every bytea of up to 2 bytes over 00 01 02
+-- fe ff and of 3 bytes over 00 01 ff (NUL escaping in the keys, values
+-- that are prefixes of each other); every inet/cidr over a set of
+-- addresses and netmask lengths (family, network, netmask length, then
+-- the whole address)
+CREATE TABLE gs_bshort AS
+SELECT row_number() OVER () AS id, b
+  FROM (SELECT '\x'::bytea AS b
+        UNION ALL SELECT decode(x, 'hex') FROM unnest(ARRAY['00', '01', '02', 'fe', 'ff']) x
+        UNION ALL SELECT decode(x || y, 'hex') FROM unnest(ARRAY['00', '01', '02', 'fe', 'ff']) x,
+                                                    unnest(ARRAY['00', '01', '02', 'fe', 'ff']) y
+        UNION ALL SELECT decode(x || y || z, 'hex') FROM unnest(ARRAY['00', '01', 'ff']) x,
+                                                         unnest(ARRAY['00', '01', 'ff']) y,
+                                                         unnest(ARRAY['00', '01', 'ff']) z
+        UNION ALL SELECT NULL) s,
+       generate_series(1, 20) c;
+CREATE TABLE gs_inet AS
+SELECT row_number() OVER () AS id, set_masklen(a::inet, m) AS ip, set_masklen(a::inet, m)::cidr AS cd
+  FROM unnest(ARRAY['0.0.0.0', '0.0.0.1', '9.255.255.255', '10.0.0.0', '10.0.0.1', '10.0.1.0', '10.1.0.0',
+                    '10.255.255.255', '11.0.0.0', '128.0.0.0', '255.255.255.255']) a,
+       unnest(ARRAY[0, 1, 7, 8, 9, 15, 16, 24, 31, 32]) m, generate_series(1, 3) c
+UNION ALL
+SELECT 1000 + row_number() OVER (), set_masklen(a::inet, m), set_masklen(a::inet, m)::cidr
+  FROM unnest(ARRAY['::', '::1', '::ffff:10.0.0.1', '2001:db8::', '2001:db8::1', '2001:db9::', 'fe80::1',
+                    '8000::', 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff']) a,
+       unnest(ARRAY[0, 1, 16, 32, 63, 64, 65, 127, 128]) m, generate_series(1, 3) c;
+SELECT q, gs_check(q, k) AS result FROM (VALUES
+  ('SELECT b, id FROM gs_bshort ORDER BY b', 1),
+  ('SELECT b, id FROM gs_bshort ORDER BY b DESC NULLS LAST', 1),
+  ('SELECT b, id FROM gs_bshort ORDER BY b NULLS FIRST, id DESC', 2),
+  ('SELECT ip, id FROM gs_inet ORDER BY ip', 1),
+  ('SELECT ip, id FROM gs_inet ORDER BY ip DESC', 1),
+  ('SELECT cd, id FROM gs_inet ORDER BY cd NULLS FIRST', 1),
+  ('SELECT cd, ip, id FROM gs_inet ORDER BY cd DESC, ip', 2)) v(q, k);
+SELECT string_agg(b::text, ' ' ORDER BY rn) AS bytea_short_order
+  FROM (SELECT b, row_number() OVER () AS rn
+          FROM (SELECT DISTINCT b FROM gs_bshort WHERE length(b) <= 2 AND b::text !~ '02|fe' ORDER BY b) s) s;
