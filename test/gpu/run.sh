@@ -17,6 +17,15 @@ out=${1:-${OUT:-$root/test/gpu/out}}
 mkdir -p "$out"
 status=0
 
+# the collation tests need the en_US, de_DE and sv_SE UTF-8 locales; a GPU
+# host without them (and without network) can often compile them itself
+for loc in en_US de_DE sv_SE; do
+  if ! locale -a 2>/dev/null | grep -qi "^$loc\.utf-\?8$"; then
+    localedef -i "$loc" -f UTF-8 "$loc.UTF-8" 2>/dev/null \
+      && echo "compiled locale $loc.UTF-8" || echo "warning: no locale $loc.UTF-8"
+  fi
+done
+
 echo "== regression suite, gpusort.engine = gpu"
 GPUSORT_ENGINE=gpu GPUSORT_SKIP_TAP=${GPUSORT_SKIP_TAP:-1} GPUSORT_LOG_DIR="$out" \
 GPUSORT_EXTRA_CONF="log_min_messages = debug1
