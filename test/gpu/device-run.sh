@@ -4,7 +4,8 @@
 #   source .device/pg-on-device.sh && test/gpu/device-run.sh PHASE...
 #
 # PHASE: tests (test/gpu/run.sh: regression suite on the GPU engine and
-# kernel tests), bench (bench/run.sh on 1M and 10M rows), dists (the
+# kernel tests), bench (bench/run.sh on 1M and 10M rows), text (the text and
+# numeric queries at 10M rows, native against the GPU), dists (the
 # distribution runs at 10M rows), kernel (bench/kernel_bench.sh), pgbench
 # (test/gpu/pgbench.sh: 32 clients, gpusort on then off, 150 s each by
 # default, within the device tool's 10 minutes).  Logs and
@@ -24,6 +25,10 @@ for phase in "$@"; do
       GPUSORT_TEST_USER=pgrun bench/run.sh --rows 1000000,10000000 --runs 3 \
         --distributions '' --out "$out/bench" > "$out/bench.log" 2>&1
       tail -25 "$out/bench.log" ;;
+    text)
+      GPUSORT_TEST_USER=pgrun bench/run.sh --rows 10000000 --runs 3 --slow-runs 2 \
+        --settings native,gpu --queries text --out "$out/text" > "$out/text.log" 2>&1
+      tail -25 "$out/text.log" ;;
     dists)
       GPUSORT_TEST_USER=pgrun bench/run.sh --rows 10000000 --runs 3 --settings native,cpu,gpu \
         --queries '[' --out "$out/dists" > "$out/dists.log" 2>&1
