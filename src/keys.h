@@ -144,6 +144,20 @@ keystore_key(const KeyStore *store, size_t i)
 		(i % store->chunk_records) * store->key_words;
 }
 
+/*
+ * Records in sorted order lie at random places in the key chunks: a scan
+ * over them that does not fetch ahead waits for memory at every record.
+ */
+#define KEYSTORE_PREFETCH_DISTANCE	16
+
+static inline void
+keystore_prefetch(const KeyStore *store, size_t i)
+{
+#if defined(__GNUC__) || defined(__clang__)
+	__builtin_prefetch(keystore_key(store, i));
+#endif
+}
+
 static inline bool
 keystore_keys_equal(const KeyStore *store, size_t a, size_t b)
 {

@@ -233,8 +233,14 @@ gpusort_refine(RefineContext *rc, const KeyStore *keys, uint32 *perm, size_t n,
 	{
 		size_t		end = start + 1;
 
-		while (end < n && keystore_keys_equal(keys, perm[start], perm[end]))
+		while (end < n)
+		{
+			if (end + KEYSTORE_PREFETCH_DISTANCE < n)
+				keystore_prefetch(keys, perm[end + KEYSTORE_PREFETCH_DISTANCE]);
+			if (!keystore_keys_equal(keys, perm[start], perm[end]))
+				break;
 			end++;
+		}
 		if (end - start > 1)
 			classify_run(rc, perm, &settled, &pending, start, end - start);
 		start = end;
@@ -303,8 +309,14 @@ gpusort_refine(RefineContext *rc, const KeyStore *keys, uint32 *perm, size_t n,
 		{
 			size_t		k = j + 1;
 
-			while (k < m && keystore_keys_equal(&engine->keys, perm2[j], perm2[k]))
+			while (k < m)
+			{
+				if (k + KEYSTORE_PREFETCH_DISTANCE < m)
+					keystore_prefetch(&engine->keys, perm2[k + KEYSTORE_PREFETCH_DISTANCE]);
+				if (!keystore_keys_equal(&engine->keys, perm2[j], perm2[k]))
+					break;
 				k++;
+			}
 			if (k - j > 1)
 			{
 				if (rb.ended[perm2[j]])

@@ -187,8 +187,14 @@ gpusort_resolve_ties(Tiebreak *tb, const KeyStore *keys, uint32 *perm, size_t n,
 	{
 		size_t		end = start + 1;
 
-		while (end < n && keystore_keys_equal(keys, perm[start], perm[end]))
+		while (end < n)
+		{
+			if (end + KEYSTORE_PREFETCH_DISTANCE < n)
+				keystore_prefetch(keys, perm[end + KEYSTORE_PREFETCH_DISTANCE]);
+			if (!keystore_keys_equal(keys, perm[start], perm[end]))
+				break;
 			end++;
+		}
 		if (end - start > 1)
 		{
 			CHECK_FOR_INTERRUPTS();

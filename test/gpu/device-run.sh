@@ -8,7 +8,9 @@
 # numeric queries at 10M rows, native against the GPU), dists (the
 # distribution runs at 10M rows), kernel (bench/kernel_bench.sh), pgbench
 # (test/gpu/pgbench.sh: 32 clients, gpusort on then off, 150 s each by
-# default, within the device tool's 10 minutes).  Logs and
+# default, within the device tool's 10 minutes), fuzz (the long round of
+# test/fuzz/fuzz.py with gpusort.engine = gpu: seed 1 and a random one,
+# FUZZ_MINUTES, default 6, FUZZ_ROWS rows, default 20000).  Logs and
 # results go to $OUT (the device tool brings them back).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -29,6 +31,8 @@ for phase in "$@"; do
       GPUSORT_TEST_USER=pgrun bench/run.sh --rows 10000000 --runs 3 --slow-runs 2 \
         --settings native,gpu --queries text --out "$out/text" > "$out/text.log" 2>&1
       tail -25 "$out/text.log" ;;
+    phases)
+      bench/phases.sh 10000000 > "$out/phases.log" 2>&1; cat "$out/phases.log" ;;
     dists)
       GPUSORT_TEST_USER=pgrun bench/run.sh --rows 10000000 --runs 3 --settings native,cpu,gpu \
         --queries '[' --out "$out/dists" > "$out/dists.log" 2>&1
@@ -42,6 +46,16 @@ for phase in "$@"; do
       GPUSORT_TEST_USER=pgrun PGBENCH_DURATION=${PGBENCH_DURATION:-150} \
         test/gpu/pgbench.sh "$out/pgbench" > "$out/pgbench.log" 2>&1
       tail -20 "$out/pgbench.log" ;;
+    fuzz)
+      for loc in en_US de_DE sv_SE; do
+        locale -a 2>/dev/null | grep -qi "^$loc\.utf-\?8$" || localedef -i "$loc" -f UTF-8 "$loc.UTF-8" 2>/dev/null
+      done
+      { make -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG" && make -s PG_CONFIG="$PG_CONFIG" install; } \
+        > "$out/fuzz-build.log" 2>&1 || { tail -20 "$out/fuzz-build.log"; continue; }
+      python3 test/fuzz/fuzz.py --pg-config "$PG_CONFIG" --engine gpu --user pgrun \
+        --seed 1 --seed random --minutes "${FUZZ_MINUTES:-6}" --rows "${FUZZ_ROWS:-20000}" \
+        --max-failures 3 --minimize-seconds 60 --log-dir "$out/fuzz" > "$out/fuzz.log" 2>&1
+      tail -15 "$out/fuzz.log" ;;
     kernel)
       bench/kernel_bench.sh > "$out/kernel_bench.log" 2>&1; tail -30 "$out/kernel_bench.log" ;;
   esac
