@@ -33,11 +33,16 @@ SELECT * FROM phases_t ORDER BY $1 OFFSET $rows;
 SELECT * FROM phases_t ORDER BY $1 OFFSET $rows;
 SQL
 }
+lscpu 2>/dev/null | grep -E '^(Model name|Socket|Core|Thread|CPU\(s\))' || true
 echo "== scan alone"
 psql -X -q -c '\timing on' -c "SELECT * FROM phases_t OFFSET $rows"
-for q in 'r' 'pad COLLATE "C"' 'pad COLLATE "en_US"' 'pad COLLATE "und-x-icu"' 'num'; do
-  echo "== ORDER BY $q"
-  run "$q" ""
+echo "== ORDER BY r"
+run 'r' ''
+for q in 'pad COLLATE "C"' 'pad COLLATE "en_US"' 'pad COLLATE "und-x-icu"' 'num'; do
+  for overlap in on off; do
+    echo "== ORDER BY $q, gpusort.key_overlap = $overlap"
+    run "$q" "SET gpusort.key_overlap = $overlap;"
+  done
 done
-echo "== ORDER BY pad COLLATE \"und-x-icu\", gpusort.key_threads = 15"
-run 'pad COLLATE "und-x-icu"' 'SET gpusort.key_threads = 15;'
+echo "== ORDER BY pad COLLATE \"und-x-icu\", gpusort.key_overlap = off, gpusort.key_threads = 15"
+run 'pad COLLATE "und-x-icu"' 'SET gpusort.key_overlap = off; SET gpusort.key_threads = 15;'

@@ -43,6 +43,7 @@ int			gpusort_gpu_min_rows = 1000000;
 int			gpusort_gpu_device = 0;
 int			gpusort_pinned_cache_kb = 512 * 1024;	/* 512 MB */
 int			gpusort_key_threads = -1;	/* -1: half the CPUs, at most 16 */
+bool		gpusort_key_overlap = true;
 char	   *gpusort_inject_fault = NULL;	/* faults.h: tests only */
 
 static const struct config_enum_entry engine_options[] = {
@@ -182,6 +183,16 @@ _PG_init(void)
 							   gpusort_inject_fault_check,
 							   gpusort_inject_fault_assign,
 							   NULL);
+
+	DefineCustomBoolVariable("gpusort.key_overlap",
+							 "Builds collation keys while the input is still being read.",
+							 "Off: after the whole input is read, with every key thread "
+							 "and the backend, which is faster where the threads would "
+							 "share the backend's cores.",
+							 &gpusort_key_overlap,
+							 true,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("gpusort");
 

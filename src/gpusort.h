@@ -54,6 +54,7 @@ extern int	gpusort_gpu_min_rows;
 extern int	gpusort_gpu_device;
 extern int	gpusort_pinned_cache_kb;
 extern int	gpusort_key_threads;
+extern bool gpusort_key_overlap;
 
 /*
  * What a GpuSort plan node sorts by: the Sort node's keys, kept in the

@@ -259,11 +259,17 @@ projected_memory(GpuSortState *st, size_t n, Size more)
 {
 	int			words = Max(st->layout.key_words, 1);
 
-	return st->arena_bytes + more + n * sizeof(MinimalTuple) +
+	Size		bytes;
+
+	bytes = st->arena_bytes + more + n * sizeof(MinimalTuple) +
 		st->inputs_bytes +
 		n * words * sizeof(uint64) +	/* keys */
-		n * sizeof(uint32) +	/* permutation */
-		gs_cpu_radix_workspace(n, words);
+		n * sizeof(uint32);		/* permutation */
+
+	/* the CPU engine's radix sort needs a workspace; the GPU sorts on the GPU */
+	if (!st->engine_is_gpu)
+		bytes += gs_cpu_radix_workspace(n, words);
+	return bytes;
 }
 
 /*
@@ -552,6 +558,17 @@ static void
 encode_generic(GpuSortState *st, bool final)
 {
 	const size_t chunk_records = GPUSORT_CHUNK_RECORDS;
+
+	/*
+	 * Without gpusort.key_overlap the keys wait for the end of the input,
+	 * when every thread (and the backend) can build them without slowing
+	 * the reading down.
+	 */
+	if (!final && !gpusort_key_overlap)
+	{
+		store_inputs(st, st->ntuples);
+		return;
+	}
 
 	while (st->tuplesort == NULL)
 	{
