@@ -4,7 +4,8 @@
 # Runs the pg_regress suite (sql/NNN_*.sql against expected/) on a throwaway
 # server that pg_regress starts itself, then the TAP tests in test/t/
 # (PostgreSQL::Test::Cluster: loading through shared_preload_libraries,
-# session_preload_libraries and LOAD, and other multi-session cases).
+# session_preload_libraries and LOAD, and other multi-session cases), then a
+# short round of the differential fuzzer (test/fuzz/fuzz.py, its own server).
 # PostgreSQL refuses to run as root, so as root the servers run as an
 # unprivileged user (GPUSORT_TEST_USER, default postgres) and only the
 # install runs as root.
@@ -15,6 +16,9 @@
 #   GPUSORT_ENGINE    engine the regression suite forces (default: cpu; gpu on a GPU host)
 #   GPUSORT_TESTS     regression tests to run (default: all)
 #   GPUSORT_SKIP_TAP  1 to skip the TAP tests
+#   GPUSORT_SKIP_FUZZ 1 to skip the short fuzzing round (test/fuzz/fuzz.py)
+#   GPUSORT_FUZZ_MINUTES length of that round (default 1.25: a fixed seed and a
+#                     random one, printed in the log, 45 s each)
 #   GPUSORT_EXTRA_CONF lines added to the regression server's configuration
 #   GPUSORT_LOG_DIR   where to keep the regression server's log
 set -euo pipefail
@@ -93,5 +97,17 @@ if [ "${GPUSORT_SKIP_TAP:-0}" != 1 ]; then
       PG_REGRESS="$pgxsdir/src/test/regress/pg_regress" \
       GPUSORT_ENGINE="$engine" \
       prove -v t/*.pl) || { echo "TAP tests failed"; exit 1; }
+fi
+
+if [ "${GPUSORT_SKIP_FUZZ:-0}" != 1 ]; then
+  echo "== fuzz (engine = $engine)"
+  # repro scripts of failures are kept in test/fuzz/out/ (git-ignored)
+  mkdir -p "$work/fuzz"
+  [ ${#runas[@]} -gt 0 ] && chown "$user" "$work/fuzz"
+  python3 "$root/test/fuzz/fuzz.py" --pg-config "$PG_CONFIG" --engine "$engine" \
+      --seed 1 --seed random --minutes "${GPUSORT_FUZZ_MINUTES:-1.25}" \
+      --log-dir "$work/fuzz" ${user:+--user "$user"} || {
+    rm -rf "$root/test/fuzz/out" && cp -r "$work/fuzz" "$root/test/fuzz/out" 2>/dev/null || true
+    echo "fuzz failed (repro scripts in test/fuzz/out/)"; exit 1; }
 fi
 echo "== all tests passed"

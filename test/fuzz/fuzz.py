@@ -25,6 +25,7 @@ import argparse
 import os
 import random
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -121,15 +122,20 @@ class Crash(Exception):
     pass
 
 
+class Hang(Exception):
+    pass
+
+
 class Session:
     """One psql process fed scripts on stdin; every statement we care about
     is followed by \\echo MARK tag :SQLSTATE, and the output between marks is
     what the statement printed."""
 
-    def __init__(self, psql, dsn, errdir):
+    def __init__(self, psql, dsn, errdir, idle_limit):
         self.psql = psql
         self.dsn = dsn
         self.errpath = os.path.join(errdir, 'psql-stderr.log')
+        self.idle_limit = idle_limit    # seconds without output: the statement hangs
         self.p = None
         self.n = 0
 
@@ -138,7 +144,10 @@ class Session:
         self.p = subprocess.Popen([self.psql, '-X', '-q', '-A', '-t', '-F', '\x1f', '-P', 'null=\u2400',
                                    '-v', 'ON_ERROR_STOP=0', '-d', self.dsn],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err)
-        self.run("SET client_min_messages = warning;\nLOAD 'gpusort';\n")
+        self.buf = b''
+        res = self.run("SET client_min_messages = warning;\nLOAD 'gpusort';\nSELECT pg_backend_pid();\n" +
+                       mark('pid'))
+        self.pid = int(res[-1][2][0])
 
     def close(self):
         if self.p:
@@ -147,7 +156,35 @@ class Session:
                 self.p.wait(timeout=10)
             except Exception:
                 self.p.kill()
+                self.p.wait()
             self.p = None
+
+    def kill(self):
+        """Ends a hanging session: cancel, then terminate its backend."""
+        for fn in ('pg_cancel_backend', 'pg_terminate_backend'):
+            subprocess.run([self.psql, '-X', '-q', '-d', self.dsn, '-c', 'SELECT %s(%d)' % (fn, self.pid)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+            time.sleep(3)
+        if self.p:
+            self.p.kill()
+            self.p.wait()
+            self.p = None
+
+    def _readline(self):
+        deadline = time.time() + self.idle_limit
+        fd = self.p.stdout.fileno()
+        while b'\n' not in self.buf:
+            left = deadline - time.time()
+            if left <= 0:
+                raise Hang('no answer in %d s (statement_timeout did not end it)' % self.idle_limit)
+            ready, _, _ = select.select([fd], [], [], min(left, 5))
+            if ready:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    raise Crash('connection lost')
+                self.buf += chunk
+        line, self.buf = self.buf.split(b'\n', 1)
+        return line
 
     def run(self, script):
         """Runs script; returns [(tag, sqlstate, output lines)] for its marks."""
@@ -161,10 +198,7 @@ class Session:
         res = []
         buf = []
         while True:
-            line = self.p.stdout.readline()
-            if not line:
-                raise Crash('connection lost')
-            line = line.decode('utf-8', 'replace').rstrip('\n')
+            line = self._readline().decode('utf-8', 'replace')
             if line.startswith(MARK):
                 parts = line.split(' ')
                 if parts[1] == 'end%d' % self.n:
@@ -240,7 +274,7 @@ class Fuzzer:
         self.workdir = args.log_dir
         os.makedirs(self.workdir, exist_ok=True)
         self.psql = os.path.join(args.bindir, 'psql')
-        self.sess = Session(self.psql, dsn, self.workdir)
+        self.sess = Session(self.psql, dsn, self.workdir, args.statement_timeout + 60)
         self.sess.open()
         self.stats = {'queries': 0, 'gpusort': 0, 'native_left': 0, 'both_error': 0, 'failures': 0,
                       'by_kind': {}, 'errors': {}}
@@ -287,7 +321,8 @@ class Fuzzer:
         cols = table_ddl(self.colls)
         self.cols = cols
         names = ', '.join(c[0] for c in cols)
-        script = ('SET gpusort.enabled = off;\nDROP TABLE IF EXISTS fz.t1, fz.t2, fz.t1_load;\n' +
+        script = ('SET gpusort.enabled = off;\nSET statement_timeout = 0;\n'
+                  'DROP TABLE IF EXISTS fz.t1, fz.t2, fz.t1_load;\n' +
                   create_sql('fz.t1', cols) + '\n' + create_sql('fz.t2', cols) + '\n' +
                   create_sql('fz.t1_load', cols) + '\n')
         script += 'COPY fz.t1_load (%s) FROM STDIN;\n%s\\.\n' % (names, copy_data(t1)) + mark('copy1')
@@ -449,6 +484,11 @@ class Fuzzer:
     def check_safe(self, q):
         try:
             return self.check(q)
+        except Hang as e:
+            detail = 'the query hangs: %s; its backend was cancelled, then terminated' % e
+            self.sess.kill()
+            self.recover()
+            return 'hang', detail, None
         except Crash as e:
             detail = 'server connection lost (%s): crash?\n%s\n%s' % (
                 e, self.sess.err_tail()[-800:], self.server.tail_log(15) if self.server else '')
@@ -470,6 +510,16 @@ class Fuzzer:
     def minimize(self, q, verdict, seed, qi):
         deadline = time.time() + self.args.minimize_seconds
         runs = [0]
+        if verdict == 'hang':       # a hang shows sooner with a short timeout
+            saved = self.args.statement_timeout, self.sess.idle_limit
+            self.args.statement_timeout, self.sess.idle_limit = 5, 25
+            try:
+                return self._minimize(q, verdict, deadline, runs)
+            finally:
+                self.args.statement_timeout, self.sess.idle_limit = saved
+        return self._minimize(q, verdict, deadline, runs)
+
+    def _minimize(self, q, verdict, deadline, runs):
 
         def still(qq):
             if time.time() > deadline:
@@ -541,7 +591,8 @@ class Fuzzer:
         return [int(row[0]) for row in self.tables[t]]
 
     def make_copies(self, keep, names):
-        script = 'SET gpusort.enabled = off;\nDROP SCHEMA IF EXISTS mz CASCADE;\nCREATE SCHEMA mz;\n'
+        script = ('SET gpusort.enabled = off;\nSET statement_timeout = 0;\n'
+                  'DROP SCHEMA IF EXISTS mz CASCADE;\nCREATE SCHEMA mz;\n')
         for t in ('t1', 't2'):
             script += create_sql('mz.' + t, self.copy_cols) + '\n'
             ids = keep[t]
@@ -764,6 +815,8 @@ def main():
     if args.dsn:
         dsn = args.dsn
     else:
+        if args.engine == 'gpu':    # each sort logs the engine that did it at DEBUG1
+            args.extra_conf = 'log_min_messages = debug1\n' + args.extra_conf
         server = Server(args.bindir, args.user, args.extra_conf, args.log_dir)
         dsn = server.start()
         log('server started in %.1f s (%s)' % (time.time() - t0, server.dir))
@@ -802,6 +855,19 @@ def main():
     finally:
         if server:
             server.stop()
+    if server and args.engine == 'gpu':
+        engines = {}
+        try:
+            with open(os.path.join(args.log_dir, 'server.log'), errors='replace') as f:
+                for line in f:
+                    m = re.search(r'gpusort: \d+ records sorted by (\w+)|gpusort: sorted by PostgreSQL (tuplesort)', line)
+                    if m:
+                        k = m.group(1) or m.group(2)
+                        engines[k] = engines.get(k, 0) + 1
+        except OSError:
+            pass
+        log('sorts by engine (server log): ' + (', '.join('%s %d' % kv for kv in sorted(engines.items()))
+                                                 or 'none logged'))
     log('fuzz %s; logs in %s' % ('passed' if ok else 'FAILED', args.log_dir))
     return 0 if ok else 1
 
