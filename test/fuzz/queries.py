@@ -68,6 +68,8 @@ FETCHES = ['FETCH 3', 'FETCH 1', 'FETCH 10', 'FETCH BACKWARD 2', 'FETCH BACKWARD
 JOIN_COLS = ['g', 'i2', 'i4', 'f4', 'f8', 'n', 'nb', 't', 'tc', 'tde', 'ticu', 'tnd', 'vc',
              'bp', 'nm', 'b', 'd', 'ts', 'iv', 'u', 'ip', 'ai', 'at']
 
+NONDETERMINISTIC = {'fz_nd', 'fz_ai'}
+
 KINDS = [('plain', 22), ('distinct', 8), ('distinct_on', 5), ('group', 10), ('window', 10),
          ('join', 12), ('setop', 8), ('cursor', 10), ('corr', 6), ('aggsub', 5), ('rollup', 3)]
 
@@ -105,11 +107,19 @@ class Gen:
         cat = cat or wchoice(r, CAT_WEIGHTS)
         col = r.choice(CATS[cat])
         e = r.choice(EXPRS[cat]).replace('{c}', '%s.%s' % (alias, col)).replace('a.t,', alias + '.t,')
+        # name's equality ignores collations (bitwise) while its ordering
+        # does not: under a nondeterministic collation rows would tie in the
+        # sort yet differ for GROUP BY, DISTINCT and our own key comparison,
+        # and PostgreSQL's own result would depend on the order of ties
+        is_name = col == 'nm' or '::name' in e
+        if is_name and col == 'tnd':
+            e = e.replace('::name', '::varchar(5)')
         collatable = (col in COLLATABLE and not e.startswith('convert_to')
                       and '::float8' not in e)
         if collatable and r.random() < 0.4:
+            colls = [c for c in self.colls if not (is_name and c in NONDETERMINISTIC)]
             e = '%s COLLATE %s' % (e if e.startswith(alias + '.') and ' ' not in e else '(%s)' % e,
-                                   r.choice(self.colls))
+                                   r.choice(colls))
         return e
 
     def keys(self, alias='a', n=None):
@@ -210,7 +220,7 @@ class Gen:
             q['jconds'] = []
             for c in jc:
                 if c in COLLATABLE and c != 'at' and r.random() < 0.3:
-                    coll = r.choice(self.colls)
+                    coll = r.choice([x for x in self.colls if not (c == 'nm' and x in NONDETERMINISTIC)])
                     q['jconds'].append('a.%s = b.%s COLLATE %s' % (c, c, coll))
                 else:
                     q['jconds'].append('a.%s = b.%s' % (c, c))
