@@ -325,6 +325,13 @@ struct GsCudaSort
 	uint32_t   *host_perm = nullptr;
 	PresortStats *host_presort = nullptr;
 
+	/* equal neighbours in the result (gscuda_sort_want_ties) */
+	bool		want_ties = false;
+	bool		ties_known = false;
+	size_t		nties = 0;
+	uint8_t    *host_ties = nullptr;
+	unsigned long long *host_tie_count = nullptr;
+
 	bool		bucket() const { return algorithm == GSCUDA_ALGO_BUCKET; }
 };
 
@@ -365,6 +372,12 @@ release_sort(GsCudaSort *sort)
 	if (sort->host_perm)
 		pinned_release(sort->host_perm);
 	sort->host_perm = nullptr;
+	if (sort->host_ties)
+		pinned_release(sort->host_ties);
+	sort->host_ties = nullptr;
+	if (sort->host_tie_count)
+		(void) cudaFreeHost(sort->host_tie_count);
+	sort->host_tie_count = nullptr;
 	if (sort->host_presort)
 		(void) cudaFreeHost(sort->host_presort);
 	sort->host_presort = nullptr;
@@ -557,6 +570,70 @@ elapsed_ms(cudaEvent_t a, cudaEvent_t b)
 	return ms;
 }
 
+/*
+ * flags[i]: whether sorted records i and i + 1 have equal keys; *count adds
+ * up the flags (one atomic per warp).  The caller's pass over runs of
+ * equal keys then reads these n bytes in order instead of fetching two
+ * keys per record from random places of host memory.
+ */
+template <int N>
+__global__ void
+tie_flags_kernel(const Key<N> *keys, const uint32_t *perm, size_t n, uint8_t *flags,
+				 unsigned long long *count)
+{
+	size_t		i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
+	bool		tie = false;
+	unsigned	mask;
+
+	if (i + 1 < n)
+		tie = key_equal(keys[perm[i]], keys[perm[i + 1]]);
+	if (i < n)
+		flags[i] = tie ? 1 : 0;
+	mask = __ballot_sync(0xffffffffu, tie);
+	if ((threadIdx.x & 31) == 0 && mask != 0)
+		atomicAdd(count, (unsigned long long) __popc(mask));
+}
+
+/* The tie flags of the sorted permutation perm (on the device), to the host. */
+static void
+find_ties(GsCudaSort *sort, const uint32_t *perm, size_t n)
+{
+	DevBuf<uint8_t> flags;
+	DevBuf<unsigned long long> count;
+
+	sort->ties_known = false;
+	sort->nties = 0;
+	if (n < 2)
+	{
+		sort->ties_known = true;
+		return;
+	}
+	flags.allocate(&sort->mem, n);
+	count.allocate(&sort->mem, 1);
+	GS_CHECK(cudaMemsetAsync(count.get(), 0, sizeof(unsigned long long), sort->stream));
+	with_key_words(sort->key_words, [&](auto width) {
+		constexpr int N = decltype(width)::value;
+
+		tie_flags_kernel<N><<<stream_blocks(n), 256, 0, sort->stream>>>(
+			(const Key<N> *) sort->keys.get(), perm, n, flags.get(), count.get());
+	});
+	check_launch(sort->ctx, "tie_flags_kernel");
+	if (sort->host_tie_count == nullptr)
+		GS_CHECK(cudaMallocHost((void **) &sort->host_tie_count, sizeof(unsigned long long)));
+	GS_CHECK(cudaMemcpyAsync(sort->host_tie_count, count.get(), sizeof(unsigned long long),
+							 cudaMemcpyDeviceToHost, sort->stream));
+	GS_CHECK(cudaStreamSynchronize(sort->stream));
+	sort->nties = (size_t) *sort->host_tie_count;
+	if (sort->nties > 0)
+	{
+		sort->host_ties = (uint8_t *) pinned_alloc(n);
+		GS_CHECK(cudaMemcpyAsync(sort->host_ties, flags.get(), n, cudaMemcpyDeviceToHost,
+								 sort->stream));
+		GS_CHECK(cudaStreamSynchronize(sort->stream));
+	}
+	sort->ties_known = true;
+}
+
 static void
 finish_sort(GsCudaSort *sort, size_t n, const uint32_t **perm_out, GsCudaStats *stats)
 {
@@ -626,8 +703,12 @@ finish_sort(GsCudaSort *sort, size_t n, const uint32_t **perm_out, GsCudaStats *
 	}
 	else
 		radix_sort_values(sort->ctx, sort->keys.get(), kw, n, nullptr, perm,
-						  sort->host_presort->diff, true);
+						  sort->host_presort->diff, !sort->want_ties);
 	GS_CHECK(cudaEventRecord(sort->sort_end, sort->stream));
+
+	/* the bucket sort leaves no keys in input order to compare */
+	if (sort->want_ties && (direction || !sort->bucket()))
+		find_ties(sort, perm, n);
 
 	/* the permutation, into pinned memory */
 	if (sort->host_perm)
@@ -940,6 +1021,23 @@ gscuda_sort_finish(GsCudaSort *sort, size_t nrecords, const uint32_t **perm,
 			(void) cudaGetLastError();
 	}
 	return 1;
+}
+
+GS_EXPORT void
+gscuda_sort_want_ties(GsCudaSort *sort)
+{
+	if (sort)
+		sort->want_ties = true;
+}
+
+GS_EXPORT int
+gscuda_sort_ties(GsCudaSort *sort, const uint8_t **ties, size_t *nties)
+{
+	if (sort == nullptr || !sort->ties_known)
+		return 1;
+	*ties = sort->host_ties;
+	*nties = sort->nties;
+	return 0;
 }
 
 GS_EXPORT void

@@ -62,6 +62,17 @@ struct SortEngine
 	KeyStore	keys;			/* chunk pointers, filled by chunk() */
 	size_t		nchunks_alloc;	/* length of keys.chunks */
 	SortEngineStats stats;
+
+	/*
+	 * Equal neighbours in the result, where the engine can tell them cheaply
+	 * (the GPU engine, asked by want_ties before sort()): ties[i] says that
+	 * sorted records i and i + 1 have equal keys (NULL when nties is 0).
+	 * Without ties_known the caller compares keys itself.
+	 */
+	bool		want_ties;
+	bool		ties_known;
+	const uint8 *ties;
+	size_t		nties;
 };
 
 extern SortEngine *cpu_engine_begin(MemoryContext mcxt, int key_words);

@@ -145,6 +145,8 @@ gpu_engine_sort(SortEngine *engine, size_t n, uint32 **perm, char **why)
 	char		err[256];
 
 	memset(&stats, 0, sizeof(stats));
+	if (engine->want_ties)
+		gscuda_sort_want_ties(gpu->sort);
 	if (gscuda_sort_finish(gpu->sort, n, &result, &stats, err, sizeof(err)) != 0)
 	{
 		gpu_check_lost();
@@ -155,6 +157,15 @@ gpu_engine_sort(SortEngine *engine, size_t n, uint32 **perm, char **why)
 	engine->stats.transfer_ms = stats.h2d_ms + stats.d2h_ms;
 	engine->stats.device_sort_ms = stats.sort_ms;
 	engine->stats.device_bytes = stats.device_bytes;
+	{
+		const uint8_t *ties;
+		size_t		nties;
+
+		engine->ties_known = engine->want_ties &&
+			gscuda_sort_ties(gpu->sort, &ties, &nties) == 0;
+		engine->ties = engine->ties_known ? ties : NULL;
+		engine->nties = engine->ties_known ? nties : 0;
+	}
 	*perm = (uint32 *) result;
 	return true;
 }

@@ -272,6 +272,8 @@ extern KeyBuildContext *key_build_context_create(const KeyLayout *layout,
 												 char *errbuf, size_t errlen);
 extern void key_build_context_free(KeyBuildContext *ctx);
 extern const char *key_build_error(KeyBuildContext *ctx);
+extern void key_build_set_stop_flag(KeyBuildContext *ctx, volatile bool *stop);
+extern bool key_build_stopped(KeyBuildContext *ctx);
 extern bool key_build_window(KeyBuildContext *ctx, const Datum *values,
 							 const bool *isnull, size_t skip, size_t len,
 							 uint8 *out, bool *ended);
@@ -281,6 +283,7 @@ extern bool key_compare_inputs(KeyBuildContext *ctx,
 							   int *result);
 extern size_t key_inputs_bytes(const KeyLayout *layout, const Datum *values,
 							   const bool *isnull);
+extern bool key_inputs_identical_column(const KeyColumn *col, Datum a, Datum b);
 extern bool key_inputs_identical(const KeyLayout *layout,
 								 const Datum *a_values, const bool *a_isnull,
 								 const Datum *b_values, const bool *b_isnull);

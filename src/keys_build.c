@@ -65,6 +65,7 @@ struct KeyBuildContext
 	size_t		xfrm_cap;
 	uint8	   *col_bytes[2];	/* one column's encoding, for comparisons */
 	size_t		col_cap[2];
+	volatile bool *stop;		/* set when the work is to be dropped */
 	char		error[256];
 };
 
@@ -596,24 +597,48 @@ key_compare_inputs(KeyBuildContext *ctx,
 			*result = (a_isnull[c] == col->nulls_first) ? -1 : 1;
 			return true;
 		}
-		if (col->kind == KEY_TEXT && col->collate == COLLATE_LIBC)
+		if (KEY_KIND_IS_VARWIDTH(col->kind) &&
+			key_inputs_identical_column(col, a_values[c], b_values[c]))
+			continue;			/* the same bytes: equal, however long */
+		if (col->kind == KEY_TEXT && col->collate != COLLATE_BYTES)
 		{
 			size_t		alen;
 			size_t		blen;
 			const char *ap = text_bytes(col, a_values[c], &alen);
 			const char *bp = text_bytes(col, b_values[c], &blen);
-			const char *as;
-			const char *bs;
 
-			if (alen == blen && memcmp(ap, bp, alen) == 0)
-				continue;
-			as = terminated(ctx, 0, ap, alen);
-			bs = terminated(ctx, 1, bp, blen);
-			if (as == NULL || bs == NULL)
-				return false;
-			r = strcoll_l(as, bs, col->libc_locale);
-			if (r == 0)
-				r = strcmp(as, bs);
+			if (col->collate == COLLATE_LIBC)
+			{
+				const char *as = terminated(ctx, 0, ap, alen);
+				const char *bs = terminated(ctx, 1, bp, blen);
+
+				if (as == NULL || bs == NULL)
+					return false;
+				r = strcoll_l(as, bs, col->libc_locale);
+			}
+#ifdef USE_ICU
+			else
+			{
+				/* what PostgreSQL calls: no sort keys of long strings */
+				UErrorCode	status = U_ZERO_ERROR;
+
+				r = ucol_strcollUTF8((UCollator *) ctx->collators[c], ap, (int32_t) alen,
+									 bp, (int32_t) blen, &status);
+				if (U_FAILURE(status))
+				{
+					snprintf(ctx->error, sizeof(ctx->error),
+							 "ICU comparison failed: %s", u_errorName(status));
+					return false;
+				}
+			}
+#endif
+			/* PostgreSQL breaks ties of deterministic collations bytewise */
+			if (r == 0 && col->deterministic)
+			{
+				r = memcmp(ap, bp, Min(alen, blen));
+				if (r == 0)
+					r = (alen > blen) - (alen < blen);
+			}
 			if (col->descending)
 				r = -r;
 		}
@@ -640,6 +665,46 @@ key_compare_inputs(KeyBuildContext *ctx,
 	return true;
 }
 
+/* Whether two non-NULL values of a column are the very same, byte for byte. */
+bool
+key_inputs_identical_column(const KeyColumn *col, Datum a, Datum b)
+{
+	switch (col->kind)
+	{
+		case KEY_UUID:
+		case KEY_INTERVAL:
+			return memcmp(DatumGetPointer(a), DatumGetPointer(b), col->value_bytes) == 0;
+		case KEY_TEXT:
+			if (col->text_source == TEXT_NAME)
+				return strncmp(NameStr(*DatumGetName(a)), NameStr(*DatumGetName(b)),
+							   NAMEDATALEN) == 0;
+			/* FALLTHROUGH */
+		case KEY_BYTEA:
+		case KEY_NUMERIC:
+		case KEY_INET:
+			return VARSIZE_ANY_EXHDR(DatumGetPointer(a)) == VARSIZE_ANY_EXHDR(DatumGetPointer(b)) &&
+				memcmp(VARDATA_ANY(DatumGetPointer(a)), VARDATA_ANY(DatumGetPointer(b)),
+					   VARSIZE_ANY_EXHDR(DatumGetPointer(a))) == 0;
+		case KEY_FLOAT4:
+			return DatumGetFloat4(a) == DatumGetFloat4(b) ||
+				(isnan(DatumGetFloat4(a)) && isnan(DatumGetFloat4(b)));
+		case KEY_FLOAT8:
+			return DatumGetFloat8(a) == DatumGetFloat8(b) ||
+				(isnan(DatumGetFloat8(a)) && isnan(DatumGetFloat8(b)));
+		case KEY_BOOL:
+			return DatumGetBool(a) == DatumGetBool(b);
+		case KEY_CHAR:
+			return DatumGetChar(a) == DatumGetChar(b);
+		case KEY_INT2:
+			return DatumGetInt16(a) == DatumGetInt16(b);
+		case KEY_INT4:
+		case KEY_OID:
+			return DatumGetInt32(a) == DatumGetInt32(b);
+		default:
+			return DatumGetInt64(a) == DatumGetInt64(b);
+	}
+}
+
 /*
  * Whether two records hold the very same key column values, byte for byte:
  * then they are equal under any collation, and a run of such records needs
@@ -652,70 +717,11 @@ key_inputs_identical(const KeyLayout *layout,
 {
 	for (int c = 0; c < layout->full_cols; c++)
 	{
-		const KeyColumn *col = &layout->cols[c];
-		Datum		a = a_values[c];
-		Datum		b = b_values[c];
-
 		if (a_isnull[c] != b_isnull[c])
 			return false;
-		if (a_isnull[c])
-			continue;
-		switch (col->kind)
-		{
-			case KEY_UUID:
-			case KEY_INTERVAL:
-				if (memcmp(DatumGetPointer(a), DatumGetPointer(b), col->value_bytes) != 0)
-					return false;
-				break;
-			case KEY_TEXT:
-				if (col->text_source == TEXT_NAME)
-				{
-					if (strncmp(NameStr(*DatumGetName(a)), NameStr(*DatumGetName(b)),
-								NAMEDATALEN) != 0)
-						return false;
-					break;
-				}
-				/* FALLTHROUGH */
-			case KEY_BYTEA:
-			case KEY_NUMERIC:
-			case KEY_INET:
-				if (VARSIZE_ANY_EXHDR(DatumGetPointer(a)) != VARSIZE_ANY_EXHDR(DatumGetPointer(b)) ||
-					memcmp(VARDATA_ANY(DatumGetPointer(a)), VARDATA_ANY(DatumGetPointer(b)),
-						   VARSIZE_ANY_EXHDR(DatumGetPointer(a))) != 0)
-					return false;
-				break;
-			case KEY_FLOAT4:
-				if (DatumGetFloat4(a) != DatumGetFloat4(b) &&
-					!(isnan(DatumGetFloat4(a)) && isnan(DatumGetFloat4(b))))
-					return false;
-				break;
-			case KEY_FLOAT8:
-				if (DatumGetFloat8(a) != DatumGetFloat8(b) &&
-					!(isnan(DatumGetFloat8(a)) && isnan(DatumGetFloat8(b))))
-					return false;
-				break;
-			case KEY_BOOL:
-				if (DatumGetBool(a) != DatumGetBool(b))
-					return false;
-				break;
-			case KEY_CHAR:
-				if (DatumGetChar(a) != DatumGetChar(b))
-					return false;
-				break;
-			case KEY_INT2:
-				if (DatumGetInt16(a) != DatumGetInt16(b))
-					return false;
-				break;
-			case KEY_INT4:
-			case KEY_OID:
-				if (DatumGetInt32(a) != DatumGetInt32(b))
-					return false;
-				break;
-			default:
-				if (DatumGetInt64(a) != DatumGetInt64(b))
-					return false;
-				break;
-		}
+		if (!a_isnull[c] &&
+			!key_inputs_identical_column(&layout->cols[c], a_values[c], b_values[c]))
+			return false;
 	}
 	return true;
 }
@@ -794,6 +800,25 @@ key_build_context_free(KeyBuildContext *ctx)
 	free(ctx->col_bytes[0]);
 	free(ctx->col_bytes[1]);
 	free(ctx);
+}
+
+/* Make the context's tasks watch *stop (keythreads.c sets it to drop work). */
+void
+key_build_set_stop_flag(KeyBuildContext *ctx, volatile bool *stop)
+{
+	ctx->stop = stop;
+}
+
+/* Whether the work is being dropped; the task should return false. */
+bool
+key_build_stopped(KeyBuildContext *ctx)
+{
+	if (ctx->stop != NULL && *ctx->stop)
+	{
+		strlcpy(ctx->error, "interrupted", sizeof(ctx->error));
+		return true;
+	}
+	return false;
 }
 
 const char *

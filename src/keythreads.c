@@ -72,6 +72,7 @@ struct KeyThreadPool
 	size_t		count;
 	int			running;
 	bool		paused;			/* no task may start: see wait_for() */
+	volatile bool stop;			/* running tasks are to give up */
 	bool		shutdown;
 	bool		failed;
 	char		failure[256];
@@ -211,6 +212,8 @@ keythreads_start(const KeyLayout *layout, int nthreads, MemoryContext cxt)
 					 errmsg("gpusort: %s", errbuf)));
 		}
 	}
+	for (int i = 0; i <= pool->nthreads; i++)
+		key_build_set_stop_flag(pool->contexts[i], &pool->stop);
 	pthread_mutex_init(&pool->lock, NULL);
 	pthread_cond_init(&pool->work_ready, NULL);
 	pthread_cond_init(&pool->work_done, NULL);
@@ -332,6 +335,14 @@ wait_for(KeyThreadPool *pool, KeyTaskGroup *group)
 			 */
 			pthread_mutex_lock(&pool->lock);
 			pool->paused = true;
+
+			/*
+			 * A cancel or terminate will end the sort: running tasks give
+			 * up at once rather than finish (a task of long strings can
+			 * take seconds).
+			 */
+			if (QueryCancelPending || ProcDiePending)
+				pool->stop = true;
 			while (pool->running > 0)
 				pthread_cond_wait(&pool->work_done, &pool->lock);
 			pthread_mutex_unlock(&pool->lock);

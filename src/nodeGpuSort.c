@@ -538,6 +538,9 @@ build_chunk_keys(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 		uint8		bytes[GPUSORT_MAX_KEY_BYTES];
 		bool		ended;
 
+		if ((i & 63) == 0 && key_build_stopped(ctx))
+			return false;
+
 		if (!key_build_window(ctx, key_inputs_values(cb->inputs, i),
 							  key_inputs_isnull(cb->inputs, i),
 							  0, cb->key_bytes, bytes, &ended))
@@ -867,7 +870,7 @@ resolve_order(GpuSortState *st, uint32 *perm)
 		rc.tb = &tb;
 
 		INSTR_TIME_SET_CURRENT(start);
-		if (!gpusort_refine(&rc, &st->engine->keys, perm, st->ntuples,
+		if (!gpusort_refine(&rc, st->engine, perm, st->ntuples,
 							&runs, &nruns, &why))
 		{
 			MemoryContextDelete(refinecxt);
@@ -977,6 +980,7 @@ load_and_sort(GpuSortState *st)
 		if (st->tuplesort)
 			break;
 		gpusort_fault_point(GPUSORT_PHASE_SORT);
+		st->engine->want_ties = st->layout.generic;
 		INSTR_TIME_SET_CURRENT(start);
 		if (st->engine->methods->sort(st->engine, st->ntuples, &perm, &why))
 		{

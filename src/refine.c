@@ -78,6 +78,53 @@ run_list_add(RunList *list, size_t start, size_t len, int first_col)
 	list->n++;
 }
 
+/*
+ * The next run of two or more records with equal keys in an engine's
+ * sorted result, at or after *start: its length (0: no more runs), with
+ * *start moved to its beginning.  The GPU engine's tie flags make this a
+ * scan of n bytes; otherwise the keys themselves are compared.
+ */
+static size_t
+next_run(const SortEngine *engine, const uint32 *perm, size_t n, size_t *start)
+{
+	size_t		i = *start;
+	size_t		end;
+
+	if (engine->ties_known)
+	{
+		const uint8 *hit;
+
+		if (engine->nties == 0 || i + 1 >= n)
+			return 0;
+		hit = memchr(engine->ties + i, 1, n - 1 - i);
+		if (hit == NULL)
+			return 0;
+		i = hit - engine->ties;
+		for (end = i + 1; end < n && engine->ties[end - 1]; end++)
+			;
+		*start = i;
+		return end - i;
+	}
+
+	while (i + 1 < n)
+	{
+		for (end = i + 1; end < n; end++)
+		{
+			if (end + KEYSTORE_PREFETCH_DISTANCE < n)
+				keystore_prefetch(&engine->keys, perm[end + KEYSTORE_PREFETCH_DISTANCE]);
+			if (!keystore_keys_equal(&engine->keys, perm[i], perm[end]))
+				break;
+		}
+		if (end - i > 1)
+		{
+			*start = i;
+			return end - i;
+		}
+		i = end;
+	}
+	return 0;
+}
+
 static bool
 run_is_identical(RefineContext *rc, const uint32 *perm, size_t start, size_t len)
 {
@@ -142,6 +189,8 @@ build_round_keys(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 		uint32		ordinal = rb->ordinals[j];
 		uint32		record = rb->records[j];
 
+		if ((j & 63) == 0 && key_build_stopped(ctx))
+			return false;
 		bytes[0] = (uint8) (ordinal >> 24);
 		bytes[1] = (uint8) (ordinal >> 16);
 		bytes[2] = (uint8) (ordinal >> 8);
@@ -182,6 +231,7 @@ sort_round(RefineContext *rc, RoundBuild *rb, size_t m, uint32 **perm2, char **w
 			gpu = false;
 			engine = cpu_engine_begin(rc->cxt, REFINE_KEY_WORDS);
 		}
+		engine->want_ties = true;
 		rb->chunks = palloc(sizeof(uint64 *) * Max(nchunks, 1));
 		for (size_t c = 0; c < nchunks && ok; c++)
 			ok = (rb->chunks[c] = engine->methods->chunk(engine, c, why)) != NULL;
@@ -214,12 +264,12 @@ sort_round(RefineContext *rc, RoundBuild *rb, size_t m, uint32 **perm2, char **w
 }
 
 /*
- * Refine the runs of equal prefixes in perm (sorted by the prefixes in
- * keys).  On return, *runs lists what the comparator pass still has to
+ * Refine the runs of equal prefixes in perm, the result of the engine
+ * `sorted` (whose keys are the prefixes).  On return, *runs lists what the comparator pass still has to
  * order.  False, with *why, if an engine or key building failed.
  */
 bool
-gpusort_refine(RefineContext *rc, const KeyStore *keys, uint32 *perm, size_t n,
+gpusort_refine(RefineContext *rc, const SortEngine *sorted, uint32 *perm, size_t n,
 			   SortRun **runs, size_t *nruns, char **why)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(rc->cxt);
@@ -227,23 +277,13 @@ gpusort_refine(RefineContext *rc, const KeyStore *keys, uint32 *perm, size_t n,
 	RunList		pending = {NULL, 0, 0};
 	size_t		skip = rc->layout->key_bytes;
 	size_t		start = 0;
+	size_t		len;
 
 	/* the runs of equal prefixes */
-	while (start < n)
+	while ((len = next_run(sorted, perm, n, &start)) > 0)
 	{
-		size_t		end = start + 1;
-
-		while (end < n)
-		{
-			if (end + KEYSTORE_PREFETCH_DISTANCE < n)
-				keystore_prefetch(keys, perm[end + KEYSTORE_PREFETCH_DISTANCE]);
-			if (!keystore_keys_equal(keys, perm[start], perm[end]))
-				break;
-			end++;
-		}
-		if (end - start > 1)
-			classify_run(rc, perm, &settled, &pending, start, end - start);
-		start = end;
+		classify_run(rc, perm, &settled, &pending, start, len);
+		start += len;
 	}
 
 	while (pending.n > 0)
@@ -305,26 +345,13 @@ gpusort_refine(RefineContext *rc, const KeyStore *keys, uint32 *perm, size_t n,
 
 		/* the runs that are still equal */
 		j = 0;
-		while (j < m)
+		while ((len = next_run(engine, perm2, m, &j)) > 0)
 		{
-			size_t		k = j + 1;
-
-			while (k < m)
-			{
-				if (k + KEYSTORE_PREFETCH_DISTANCE < m)
-					keystore_prefetch(&engine->keys, perm2[k + KEYSTORE_PREFETCH_DISTANCE]);
-				if (!keystore_keys_equal(&engine->keys, perm2[j], perm2[k]))
-					break;
-				k++;
-			}
-			if (k - j > 1)
-			{
-				if (rb.ended[perm2[j]])
-					run_settled(rc, &settled, positions[j], k - j);
-				else
-					classify_run(rc, perm, &settled, &next, positions[j], k - j);
-			}
-			j = k;
+			if (rb.ended[perm2[j]])
+				run_settled(rc, &settled, positions[j], len);
+			else
+				classify_run(rc, perm, &settled, &next, positions[j], len);
+			j += len;
 		}
 		engine->methods->end(engine);
 		pfree(positions);
@@ -368,6 +395,8 @@ certify_pairs(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 		uint32		b = cp->perm[i + 1];
 		int			r;
 
+		if ((i & 63) == 0 && key_build_stopped(ctx))
+			return false;
 		if (!key_compare_inputs(ctx,
 								key_inputs_values(cp->inputs, a), key_inputs_isnull(cp->inputs, a),
 								key_inputs_values(cp->inputs, b), key_inputs_isnull(cp->inputs, b),

@@ -34,7 +34,7 @@ typedef struct RefineContext
 	int64		repaired;		/* records moved by the repair */
 } RefineContext;
 
-extern bool gpusort_refine(RefineContext *rc, const KeyStore *keys, uint32 *perm,
+extern bool gpusort_refine(RefineContext *rc, const SortEngine *sorted, uint32 *perm,
 						   size_t n, SortRun **runs, size_t *nruns, char **why);
 extern bool gpusort_certify_libc_order(RefineContext *rc, uint32 *perm, size_t n,
 									   char **why);
