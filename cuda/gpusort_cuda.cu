@@ -581,17 +581,21 @@ __global__ void
 tie_flags_kernel(const Key<N> *keys, const uint32_t *perm, size_t n, uint8_t *flags,
 				 unsigned long long *count)
 {
-	size_t		i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
-	bool		tie = false;
-	unsigned	mask;
+	unsigned long long ties = 0;
 
-	if (i + 1 < n)
-		tie = key_equal(keys[perm[i]], keys[perm[i + 1]]);
-	if (i < n)
+	/* a grid-stride loop: stream_blocks() does not give a thread a record */
+	for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;
+		 i += (size_t) gridDim.x * blockDim.x)
+	{
+		bool		tie = (i + 1 < n) && key_equal(keys[perm[i]], keys[perm[i + 1]]);
+
 		flags[i] = tie ? 1 : 0;
-	mask = __ballot_sync(0xffffffffu, tie);
-	if ((threadIdx.x & 31) == 0 && mask != 0)
-		atomicAdd(count, (unsigned long long) __popc(mask));
+		ties += tie ? 1 : 0;
+	}
+	for (int off = 16; off > 0; off >>= 1)
+		ties += __shfl_down_sync(0xffffffffu, ties, off);
+	if ((threadIdx.x & 31) == 0 && ties != 0)
+		atomicAdd(count, ties);
 }
 
 /* The tie flags of the sorted permutation perm (on the device), to the host. */
