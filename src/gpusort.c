@@ -185,10 +185,10 @@ _PG_init(void)
 							   NULL);
 
 	DefineCustomBoolVariable("gpusort.key_overlap",
-							 "Builds collation keys while the input is still being read.",
+							 "Builds collation keys (libc, ICU) while the input is still being read.",
 							 "Off: after the whole input is read, with every key thread "
-							 "and the backend, which is faster where the threads would "
-							 "share the backend's cores.",
+							 "and the backend, as cheaper keys always are; faster where "
+							 "the threads would share the backend's cores.",
 							 &gpusort_key_overlap,
 							 true,
 							 PGC_USERSET, 0,

@@ -43,6 +43,7 @@
 #include "utils/timestamp.h"
 #include "utils/uuid.h"
 
+#include "gpusort.h"
 #include "keys.h"
 
 /*
@@ -217,6 +218,7 @@ key_layout_init(KeyLayout *layout, TupleDesc tupdesc, int ncols,
 	layout->max_attno = 0;
 	layout->full_cols = 0;
 	layout->verify = false;
+	layout->costly_keys = false;
 
 	for (int c = 0; c < ncols; c++)
 	{
@@ -236,6 +238,8 @@ key_layout_init(KeyLayout *layout, TupleDesc tupdesc, int ncols,
 			fixed_bytes += col->value_bytes;
 			if (col->kind == KEY_TEXT && col->collate == COLLATE_LIBC)
 				layout->verify = true;
+			if (col->kind == KEY_TEXT && col->collate != COLLATE_BYTES)
+				layout->costly_keys = gpusort_key_overlap;
 		}
 	}
 	layout->generic = varwidth || fixed_bytes > layout->max_bytes;

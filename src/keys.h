@@ -123,6 +123,8 @@ typedef struct KeyLayout
 	int			exact_cols;		/* leading columns the prefix alone decides */
 	bool		exact;			/* the prefix decides the order alone */
 	bool		verify;			/* a libc collation: check the result */
+	bool		costly_keys;	/* libc or ICU collation keys: build them
+								 * while loading (gpusort.key_overlap) */
 	AttrNumber	max_attno;		/* deform the scan tuple up to here */
 } KeyLayout;
 

@@ -563,11 +563,13 @@ encode_generic(GpuSortState *st, bool final)
 	const size_t chunk_records = GPUSORT_CHUNK_RECORDS;
 
 	/*
-	 * Without gpusort.key_overlap the keys wait for the end of the input,
-	 * when every thread (and the backend) can build them without slowing
-	 * the reading down.
+	 * Keys that cost little (C text, numeric, bytea, ...) wait for the end
+	 * of the input, when every thread and the backend build them at once:
+	 * threads busy beside the backend slow its reading down by more than
+	 * such keys cost.  Collation keys are built while the input is read,
+	 * unless gpusort.key_overlap is off.
 	 */
-	if (!final && !gpusort_key_overlap)
+	if (!final && !st->layout.costly_keys)
 	{
 		store_inputs(st, st->ntuples);
 		return;
