@@ -217,7 +217,12 @@ def gen_date(r):
         return r.choice(['infinity', '-infinity', '4713-01-01 BC', '0001-01-01', '0001-12-31 BC',
                          '2000-01-01', '1999-12-31', '5874897-12-31', '2038-01-19', '1970-01-01'])
     if r.random() < 0.05:
-        return date.fromordinal(r.randint(1, 1716848)).isoformat() + ' BC'   # years 1..4700 BC
+        # years 1..4700 BC; PostgreSQL's year N BC is astronomical year 1 - N,
+        # so Python's leap days are not PostgreSQL's there: no February 29
+        d = date.fromordinal(r.randint(1, 1716848))
+        if d.month == 2 and d.day == 29:
+            d = d.replace(day=28)
+        return d.isoformat() + ' BC'
     return date.fromordinal(r.randint(1, 3652059)).isoformat()
 
 
