@@ -135,3 +135,26 @@ SELECT gs.gs_check('SELECT g FROM generate_series(1, 10) g ORDER BY g') AS must_
 
 -- and the checker does catch a difference: here the rows themselves differ
 SELECT left(gs.gs_check('SELECT g, random() AS r FROM generate_series(1, 100) g ORDER BY g'), 4) AS must_fail;
+
+-- cursor_log with GpuSort and with PostgreSQL's Sort: 'ok' if the logs match
+CREATE FUNCTION gs.cursor_check(q text, cmds text[]) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+  native text;
+  gpusort text;
+BEGIN
+  PERFORM set_config('gpusort.enabled', 'off', true);
+  IF gs.plan_of(q) LIKE '%GpuSort%' THEN
+    RETURN 'FAIL: GpuSort in the plan with gpusort.enabled = off';
+  END IF;
+  native := gs.cursor_log(q, cmds);
+  PERFORM set_config('gpusort.enabled', 'on', true);
+  IF gs.plan_of(q) NOT LIKE 'Custom Scan (GpuSort)%' THEN
+    RETURN 'FAIL: GpuSort is not the top of the plan';
+  END IF;
+  gpusort := gs.cursor_log(q, cmds);
+  IF native = gpusort THEN
+    RETURN 'ok';
+  END IF;
+  RETURN 'FAIL:' || E'\nnative:\n' || native || 'gpusort:' || E'\n' || gpusort;
+END $$;

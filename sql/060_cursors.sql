@@ -15,29 +15,6 @@ SELECT g AS id, (g * 7919) % 1000 AS k, md5(g::text) AS t,
        CASE WHEN g % 7 = 0 THEN NULL ELSE (g * 31) % 97 END AS n
   FROM generate_series(1, 30) g;
 
--- cursor_log with GpuSort and with PostgreSQL's Sort: 'ok' if the logs match
-CREATE FUNCTION gs.cursor_check(q text, cmds text[]) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-  native text;
-  gpusort text;
-BEGIN
-  PERFORM set_config('gpusort.enabled', 'off', true);
-  IF gs.plan_of(q) LIKE '%GpuSort%' THEN
-    RETURN 'FAIL: GpuSort in the plan with gpusort.enabled = off';
-  END IF;
-  native := gs.cursor_log(q, cmds);
-  PERFORM set_config('gpusort.enabled', 'on', true);
-  IF gs.plan_of(q) NOT LIKE 'Custom Scan (GpuSort)%' THEN
-    RETURN 'FAIL: GpuSort is not the top of the plan';
-  END IF;
-  gpusort := gs.cursor_log(q, cmds);
-  IF native = gpusort THEN
-    RETURN 'ok';
-  END IF;
-  RETURN 'FAIL:' || E'\nnative:\n' || native || 'gpusort:' || E'\n' || gpusort;
-END $$;
-
 -- the sequence, printed
 EXPLAIN (COSTS OFF) SELECT k, id FROM gs_cur ORDER BY k;
 BEGIN;

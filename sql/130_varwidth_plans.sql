@@ -13,7 +13,7 @@
 -- * LIMIT / OFFSET on text and numeric sorts (bounds of at least half the
 --   input, so the Sort is GpuSort).
 -- Results are compared with PostgreSQL's own plan by gs_check (and
--- SCROLL cursors by gs_vw_cursor_check); where equal keys of different
+-- SCROLL cursors by gs.cursor_check); where equal keys of different
 -- forms (1.1 and 1.10, '1 mon' and '30 days', 'ABC' and 'abc') would make
 -- the representative of a group depend on the order of ties, the output
 -- shows a canonical form (trim_scale, justify_interval, a count).
@@ -133,28 +133,7 @@ SELECT q, gs_check(q, k) AS result FROM (VALUES
 
 -- SCROLL cursors moving backward: the same FETCH / MOVE sequence on
 -- GpuSort and on PostgreSQL's Sort must return the same rows
-CREATE FUNCTION gs.gs_vw_cursor_check(q text, cmds text[]) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-  native text;
-  gpusort text;
-BEGIN
-  PERFORM set_config('gpusort.enabled', 'off', true);
-  IF gs.plan_of(q) LIKE '%GpuSort%' THEN
-    RETURN 'FAIL: GpuSort in the plan with gpusort.enabled = off';
-  END IF;
-  native := gs.cursor_log(q, cmds);
-  PERFORM set_config('gpusort.enabled', 'on', true);
-  IF gs.plan_of(q) NOT LIKE 'Custom Scan (GpuSort)%' THEN
-    RETURN 'FAIL: GpuSort is not the top of the plan';
-  END IF;
-  gpusort := gs.cursor_log(q, cmds);
-  IF native = gpusort THEN
-    RETURN format('ok (%s lines)', array_length(cmds, 1));
-  END IF;
-  RETURN 'FAIL:' || E'\nnative:\n' || native || 'gpusort:' || E'\n' || gpusort;
-END $$;
-SELECT q, gs_vw_cursor_check(q, ARRAY['FETCH 3', 'FETCH BACKWARD 2', 'FETCH LAST', 'FETCH BACKWARD 3', 'FETCH PRIOR',
+SELECT q, gs.cursor_check(q, ARRAY['FETCH 3', 'FETCH BACKWARD 2', 'FETCH LAST', 'FETCH BACKWARD 3', 'FETCH PRIOR',
                                       'FETCH ABSOLUTE 1000', 'FETCH RELATIVE -7', 'MOVE FORWARD 5000', 'FETCH BACKWARD 2',
                                       'FETCH FIRST', 'FETCH PRIOR', 'FETCH NEXT', 'MOVE LAST', 'FETCH NEXT', 'FETCH BACKWARD 2',
                                       'FETCH ABSOLUTE -3', 'MOVE ABSOLUTE 0', 'FETCH FORWARD 2']) AS result
