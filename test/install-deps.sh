@@ -26,4 +26,4 @@ for loc in en_US de_DE sv_SE; do
     gen=1
   fi
 done
-[ $gen = 1 ] && locale-gen >/dev/null
+if [ $gen = 1 ]; then locale-gen >/dev/null; fi
