@@ -31,6 +31,8 @@ for phase in "$@"; do
       GPUSORT_TEST_USER=pgrun bench/run.sh --rows 10000000 --runs 3 --slow-runs 2 \
         --settings native,gpu --queries text --out "$out/text" > "$out/text.log" 2>&1
       tail -25 "$out/text.log" ;;
+    cancel)
+      make -s install >/dev/null 2>&1; test/gpu/cancel.sh 10 2>&1 | tail -5 ;;
     phases)
       bench/phases.sh 10000000 > "$out/phases.log" 2>&1; cat "$out/phases.log" ;;
     dists)
