@@ -108,13 +108,7 @@ next_run(const SortEngine *engine, const uint32 *perm, size_t n, size_t *start)
 
 	while (i + 1 < n)
 	{
-		for (end = i + 1; end < n; end++)
-		{
-			if (end + KEYSTORE_PREFETCH_DISTANCE < n)
-				keystore_prefetch(&engine->keys, perm[end + KEYSTORE_PREFETCH_DISTANCE]);
-			if (!keystore_keys_equal(&engine->keys, perm[i], perm[end]))
-				break;
-		}
+		end = keystore_run_end(&engine->keys, perm, n, i);
 		if (end - i > 1)
 		{
 			*start = i;
@@ -156,10 +150,7 @@ classify_run(RefineContext *rc, const uint32 *perm, RunList *settled,
 			 RunList *pending, size_t start, size_t len)
 {
 	if (run_is_identical(rc, perm, start, len))
-	{
-		rc->identical += len;
 		run_settled(rc, settled, start, len);
-	}
 	else if (key_inputs_bytes(rc->layout, key_inputs_values(rc->inputs, perm[start]),
 							  key_inputs_isnull(rc->inputs, perm[start])) > REFINE_MAX_VALUE_BYTES)
 		run_list_add(settled, start, len, 0);

@@ -28,7 +28,6 @@ typedef struct RefineContext
 	/* results, for EXPLAIN ANALYZE */
 	int			rounds;
 	int64		refined;		/* record-rounds sorted on further bytes */
-	int64		identical;		/* records in runs of identical values */
 	bool		rounds_on_gpu;
 	int64		checked_pairs;	/* adjacent pairs certified (libc) */
 	int64		repaired;		/* records moved by the repair */

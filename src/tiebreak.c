@@ -185,16 +185,7 @@ gpusort_resolve_ties(Tiebreak *tb, const KeyStore *keys, uint32 *perm, size_t n,
 								   ALLOCSET_DEFAULT_SIZES);
 	while (start < n)
 	{
-		size_t		end = start + 1;
-
-		while (end < n)
-		{
-			if (end + KEYSTORE_PREFETCH_DISTANCE < n)
-				keystore_prefetch(keys, perm[end + KEYSTORE_PREFETCH_DISTANCE]);
-			if (!keystore_keys_equal(keys, perm[start], perm[end]))
-				break;
-			end++;
-		}
+		size_t		end = keystore_run_end(keys, perm, n, start);
 		if (end - start > 1)
 		{
 			CHECK_FOR_INTERRUPTS();
