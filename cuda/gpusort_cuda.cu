@@ -244,6 +244,18 @@ gscuda_set_pinned_cache(size_t bytes)
 	pinned_trim(bytes);
 }
 
+/* Pinned host memory this process holds: in use by sorts, and cached. */
+GS_EXPORT void
+gscuda_pinned_usage(size_t *in_use, size_t *cached)
+{
+	size_t		total = 0;
+
+	for (const auto &entry : pinned_sizes)
+		total += entry.second;
+	*in_use = total - pinned_cached;
+	*cached = pinned_cached;
+}
+
 /* The GPU is gone for this process: remember why, keep no pinned cache. */
 static void
 mark_lost(const char *what, cudaError_t err)

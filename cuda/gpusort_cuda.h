@@ -88,6 +88,9 @@ extern int	gscuda_device_count(char *errbuf, size_t errlen);
  */
 extern void gscuda_set_pinned_cache(size_t bytes);
 
+/* Pinned host memory this process holds: in use by sorts, and cached. */
+extern void gscuda_pinned_usage(size_t *in_use, size_t *cached);
+
 /* Arm one fault for the next sort (GSCUDA_FAULT_NONE disarms). */
 extern void gscuda_set_fault(GsCudaFault fault);
 

@@ -15,6 +15,9 @@
 --   gpu_lost leaves the backend without GPU (a sticky error); a new
 --   session has it again.  The output is the same on every engine: the
 --   checks print ok or what they found.
+-- * host memory: a sort's large blocks stay cached for the next sort
+--   (gpusort.host_cache), also after an error or a cancel, and no pinned
+--   memory stays in use (gpusort_backend_memory());
 -- * security: CREATE EXTENSION and LOAD need a superuser; an ordinary role
 --   cannot set the resource and GPU settings, nor inject faults;
 --   gpusort_info() returns the build and the GPUs, nothing about sessions.
@@ -216,11 +219,46 @@ SELECT gs.no_fault_ok('SELECT k, id FROM gs_rel ORDER BY k');
 SELECT gs_check('SELECT k, id FROM gs_rel ORDER BY k');
 
 --
+-- memory kept between sorts: a sort's large blocks go to the backend's
+-- host cache (gpusort.host_cache) rather than back to the kernel, the next
+-- sort reuses them, and they come back after an error or a cancel too; no
+-- pinned memory stays in use after a sort
+--
+\c
+SET search_path = gs, public;
+SELECT host_cached = 0 AS nothing_cached_yet, pinned_in_use = 0 AS no_pinned_in_use
+  FROM gpusort_backend_memory();
+SELECT count(*) FROM (SELECT k, id FROM gs_rel ORDER BY k) x;
+SELECT host_cached > 0 AS sort_blocks_cached, pinned_in_use = 0 AS no_pinned_in_use
+  FROM gpusort_backend_memory();
+SELECT host_cached AS cached_after_one FROM gpusort_backend_memory() \gset
+SELECT count(*) FROM (SELECT k, id FROM gs_rel ORDER BY k DESC) x;
+SELECT host_cached = :cached_after_one AS reused_not_grown FROM gpusort_backend_memory();
+SET gpusort.inject_fault = 'error:emit';
+SELECT count(*) FROM (SELECT k, id FROM gs_rel ORDER BY k) x;
+SET gpusort.inject_fault = 'delay:sort:5000';
+SET statement_timeout = '300ms';
+SELECT count(*) FROM (SELECT k, id FROM gs_rel ORDER BY k) x;
+RESET statement_timeout;
+RESET gpusort.inject_fault;
+SELECT host_cached = :cached_after_one AS all_returned, host_in_use = 0 AS none_held,
+       pinned_in_use = 0 AS no_pinned_in_use
+  FROM gpusort_backend_memory();
+SELECT gs_check('SELECT k, id FROM gs_rel ORDER BY k');  -- and sorts right on reused blocks
+-- gpusort.host_cache = 0 unmaps the cache at once and keeps nothing after
+SET gpusort.host_cache = 0;
+SELECT host_cached AS cached_with_no_cache FROM gpusort_backend_memory();
+SELECT count(*) FROM (SELECT k, id FROM gs_rel ORDER BY k) x;
+SELECT host_cached AS cached_with_no_cache FROM gpusort_backend_memory();
+RESET gpusort.host_cache;
+
+--
 -- security
 --
 SELECT name, context FROM pg_settings
  WHERE name IN ('gpusort.max_memory', 'gpusort.gpu_memory', 'gpusort.gpu_device',
-                'gpusort.pinned_cache', 'gpusort.key_threads', 'gpusort.inject_fault')
+                'gpusort.pinned_cache', 'gpusort.host_cache', 'gpusort.key_threads',
+                'gpusort.inject_fault')
  ORDER BY name;
 CREATE ROLE regress_gs_rel;
 GRANT USAGE ON SCHEMA gs TO regress_gs_rel;
@@ -232,6 +270,7 @@ SET gpusort.max_memory = '100GB';
 SET gpusort.gpu_memory = '100GB';
 SET gpusort.gpu_device = 1;
 SET gpusort.pinned_cache = '100GB';
+SET gpusort.host_cache = '100GB';
 SET gpusort.key_threads = 64;
 SET gpusort.inject_fault = 'delay:sort:60000';
 SET gpusort.inject_fault = '';
@@ -247,11 +286,16 @@ LOAD 'gpusort';
 SELECT version, build IN ('CUDA', 'CPU-only') AS known_build,
        engines IN ('cpu', 'gpu, cpu') AS known_engines, gpus IS NOT NULL AS has_gpus
   FROM gpusort_info();
+-- gpusort_backend_memory(): the caller's own backend only
+SELECT host_in_use >= 0 AND host_cached >= 0 AND pinned_in_use >= 0 AND pinned_cached >= 0
+       AS own_figures
+  FROM gpusort_backend_memory();
 -- and it sorts, within the superuser's limits
 SELECT gs_check('SELECT k, id FROM gs_rel WHERE id <= 50000 ORDER BY k');
 RESET ROLE;
 SELECT proname, pg_get_function_result(oid) AS result, provolatile, prosecdef
-  FROM pg_proc WHERE proname = 'gpusort_info';
+  FROM pg_proc WHERE proname IN ('gpusort_info', 'gpusort_backend_memory')
+ ORDER BY proname;
 
 -- CREATE EXTENSION needs a superuser (gpusort.control: superuser = true,
 -- trusted = false), even with CREATE on the schema

@@ -16,3 +16,15 @@ LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
 
 COMMENT ON FUNCTION gpusort_info() IS
   'gpusort version, build (CUDA or CPU-only), usable engines and the GPUs seen';
+
+CREATE FUNCTION gpusort_backend_memory(
+    OUT host_in_use bigint,
+    OUT host_cached bigint,
+    OUT pinned_in_use bigint,
+    OUT pinned_cached bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'gpusort_backend_memory'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION gpusort_backend_memory() IS
+  'bytes of large host blocks and pinned memory this backend''s sorts hold now, and what it keeps for its next sorts';

@@ -81,6 +81,7 @@ extern SortEngine *gpu_engine_begin(MemoryContext mcxt, int key_words,
 extern bool gpu_engine_available(char **why);
 extern bool gpu_engine_initialized(void);
 extern void gpu_engine_describe(StringInfo buf);
+extern void gpu_engine_pinned_memory(Size *in_use, Size *cached);
 
 /* shared by the engines: make room for chunk pointers up to chunkno */
 extern void engine_reserve_chunk_slot(SortEngine *engine, size_t chunkno);

@@ -18,6 +18,7 @@
 
 #include "cpu_radix.h"
 #include "engine.h"
+#include "hostmem.h"
 
 typedef struct CpuEngine
 {
@@ -55,8 +56,7 @@ cpu_engine_chunk(SortEngine *engine, size_t chunkno, char **why)
 	engine_reserve_chunk_slot(engine, chunkno);
 	if (engine->keys.chunks[chunkno] == NULL)
 	{
-		engine->keys.chunks[chunkno] = MemoryContextAllocExtended(engine->mcxt, Max(bytes, 8),
-																  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+		engine->keys.chunks[chunkno] = hostmem_alloc(engine->mcxt, bytes);
 		if (engine->keys.chunks[chunkno] == NULL)
 		{
 			*why = pstrdup("out of memory for the keys");
@@ -87,10 +87,8 @@ cpu_engine_sort(SortEngine *engine, size_t n, uint32 **perm, char **why)
 	void	   *workspace;
 	int			passes;
 
-	cpu->perm = MemoryContextAllocExtended(engine->mcxt, Max(n, 1) * sizeof(uint32),
-										   MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
-	workspace = MemoryContextAllocExtended(engine->mcxt, Max(workspace_bytes, 8),
-										   MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	cpu->perm = hostmem_alloc(engine->mcxt, n * sizeof(uint32));
+	workspace = hostmem_alloc(engine->mcxt, workspace_bytes);
 	if (cpu->perm == NULL || workspace == NULL)
 	{
 		*why = pstrdup("out of memory for the radix sort");
@@ -100,7 +98,7 @@ cpu_engine_sort(SortEngine *engine, size_t n, uint32 **perm, char **why)
 	gs_cpu_radix_progress = cpu_radix_check_interrupts;
 	passes = gs_cpu_radix_sort(engine->keys.chunks, engine->keys.chunk_records,
 							   n, engine->keys.key_words, cpu->perm, workspace);
-	pfree(workspace);
+	hostmem_free(workspace, workspace_bytes);
 
 	snprintf(engine->stats.algorithm, sizeof(engine->stats.algorithm),
 			 passes == 0 ? "presorted check" : "radix sort (%d passes)", passes);

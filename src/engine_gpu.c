@@ -270,6 +270,18 @@ gpusort_gpu_maybe_present(void)
 	return device_node == 1;
 }
 
+/* pinned host memory this backend holds for GPU sorts, and keeps cached */
+void
+gpu_engine_pinned_memory(Size *in_use, Size *cached)
+{
+	size_t		used;
+	size_t		kept;
+
+	gscuda_pinned_usage(&used, &kept);
+	*in_use = used;
+	*cached = kept;
+}
+
 #else							/* !GPUSORT_USE_CUDA */
 
 SortEngine *
@@ -304,6 +316,12 @@ bool
 gpusort_gpu_maybe_present(void)
 {
 	return false;
+}
+
+void
+gpu_engine_pinned_memory(Size *in_use, Size *cached)
+{
+	*in_use = *cached = 0;
 }
 
 #endif							/* GPUSORT_USE_CUDA */

@@ -25,6 +25,7 @@
 #include "engine.h"
 #include "faults.h"
 #include "gpusort.h"
+#include "hostmem.h"
 
 PG_MODULE_MAGIC;
 
@@ -42,6 +43,7 @@ int			gpusort_gpu_algorithm = GPUSORT_ALGO_AUTO;
 int			gpusort_gpu_min_rows = 1000000;
 int			gpusort_gpu_device = 0;
 int			gpusort_pinned_cache_kb = 512 * 1024;	/* 512 MB */
+int			gpusort_host_cache_kb = 2 * 1024 * 1024; /* 2 GB */
 int			gpusort_key_threads = -1;	/* -1: half the CPUs, at most 16 */
 bool		gpusort_key_overlap = true;
 char	   *gpusort_inject_fault = NULL;	/* faults.h: tests only */
@@ -163,6 +165,18 @@ _PG_init(void)
 							PGC_SUSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("gpusort.host_cache",
+							"Host memory a backend keeps mapped between sorts for its next ones.",
+							"Memory fresh from the kernel is zeroed on first touch, which "
+							"costs a large sort more than copying its tuples; a backend keeps "
+							"up to this much of its sorts' large blocks, marked free to the "
+							"kernel (MADV_FREE) so that memory pressure can still take it.  "
+							"0 unmaps them after each sort.",
+							&gpusort_host_cache_kb,
+							2 * 1024 * 1024, 0, MAX_KILOBYTES,
+							PGC_SUSET, GUC_UNIT_KB,
+							NULL, hostmem_assign_cache_limit, NULL);
+
 	DefineCustomIntVariable("gpusort.key_threads",
 							"Threads that build collation keys (strxfrm, ICU sort keys) "
 							"beside the backend; -1 means half the CPUs, at most 16.",
@@ -231,6 +245,35 @@ gpusort_info(PG_FUNCTION_ARGS)
 #endif
 	values[2] = CStringGetTextDatum(gpu_ok ? "gpu, cpu" : "cpu");
 	values[3] = CStringGetTextDatum(gpus.data);
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/*
+ * gpusort_backend_memory(): the large host blocks and the pinned memory the
+ * calling backend's running sorts hold, and what it keeps between sorts
+ * (gpusort.host_cache, gpusort.pinned_cache).  Only the caller's own backend:
+ * nothing about other sessions.
+ */
+PG_FUNCTION_INFO_V1(gpusort_backend_memory);
+Datum
+gpusort_backend_memory(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[4];
+	bool		nulls[4] = {false, false, false, false};
+	Size		pinned_in_use;
+	Size		pinned_cached;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	tupdesc = BlessTupleDesc(tupdesc);
+
+	gpu_engine_pinned_memory(&pinned_in_use, &pinned_cached);
+	values[0] = Int64GetDatum((int64) hostmem_owned(NULL));
+	values[1] = Int64GetDatum((int64) hostmem_cached());
+	values[2] = Int64GetDatum((int64) pinned_in_use);
+	values[3] = Int64GetDatum((int64) pinned_cached);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

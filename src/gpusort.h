@@ -53,6 +53,7 @@ extern int	gpusort_gpu_algorithm;
 extern int	gpusort_gpu_min_rows;
 extern int	gpusort_gpu_device;
 extern int	gpusort_pinned_cache_kb;
+extern int	gpusort_host_cache_kb;
 extern int	gpusort_key_threads;
 extern bool gpusort_key_overlap;
 

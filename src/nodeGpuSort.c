@@ -46,6 +46,7 @@
 #include "engine.h"
 #include "faults.h"
 #include "gpusort.h"
+#include "hostmem.h"
 #include "keys.h"
 #include "keythreads.h"
 #include "refine.h"
@@ -272,21 +273,18 @@ projected_memory(GpuSortState *st, size_t n, Size more)
 	return bytes;
 }
 
-/*
- * Ask for transparent huge pages on a large block: filling a 1 GB arena
- * otherwise costs a quarter of a million page faults.  Only a hint.
- */
-static void
-advise_huge_pages(void *start, Size len)
+/* size bytes of the sort's memory, like palloc: out of memory is an ERROR */
+static void *
+sort_alloc(GpuSortState *st, Size size)
 {
-#ifdef MADV_HUGEPAGE
-	const uintptr_t huge = 2 * 1024 * 1024;
-	uintptr_t	from = ((uintptr_t) start + huge - 1) & ~(huge - 1);
-	uintptr_t	to = ((uintptr_t) start + len) & ~(huge - 1);
+	void	   *p = hostmem_alloc(st->sortcxt, size);
 
-	if (to > from)
-		(void) madvise((void *) from, to - from, MADV_HUGEPAGE);
-#endif
+	if (p == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory"),
+				 errdetail("Failed on request of size %zu in GpuSort.", size)));
+	return p;
 }
 
 static bool
@@ -315,8 +313,7 @@ arena_alloc(GpuSortState *st, Size len)
 			st->block_left = 0;
 			return NULL;
 		}
-		st->block_free = MemoryContextAllocExtended(st->sortcxt, block,
-													MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+		st->block_free = hostmem_alloc(st->sortcxt, block);
 		if (st->block_free == NULL)
 		{
 			st->block_left = 0;
@@ -324,7 +321,6 @@ arena_alloc(GpuSortState *st, Size len)
 		}
 		st->block_left = block;
 		st->arena_bytes += block;
-		advise_huge_pages(st->block_free, block);
 		st->next_block_size = Min(st->next_block_size * 2, ARENA_MAX_BLOCK);
 	}
 	p = st->block_free;
@@ -348,14 +344,13 @@ arena_store(GpuSortState *st, TupleTableSlot *slot)
 		size_t		newmax = Max(st->maxtuples * 2, 1024);
 		MinimalTuple *newtuples;
 
-		newtuples = MemoryContextAllocExtended(st->sortcxt, newmax * sizeof(MinimalTuple),
-											   MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+		newtuples = hostmem_alloc(st->sortcxt, newmax * sizeof(MinimalTuple));
 		if (newtuples == NULL)
 			return false;
 		if (st->tuples)
 		{
 			memcpy(newtuples, st->tuples, st->ntuples * sizeof(MinimalTuple));
-			pfree(st->tuples);
+			hostmem_free(st->tuples, st->maxtuples * sizeof(MinimalTuple));
 		}
 		st->tuples = newtuples;
 		st->maxtuples = newmax;
@@ -513,8 +508,8 @@ store_inputs(GpuSortState *st, size_t upto)
 			Size		values = sizeof(Datum) * chunk_records * in->ncols;
 			Size		nulls = sizeof(bool) * chunk_records * in->ncols;
 
-			in->values[chunkno] = MemoryContextAllocHuge(st->sortcxt, values);
-			in->isnull[chunkno] = MemoryContextAllocHuge(st->sortcxt, nulls);
+			in->values[chunkno] = sort_alloc(st, values);
+			in->isnull[chunkno] = sort_alloc(st, nulls);
 			in->nchunks++;
 			st->inputs_bytes += values + nulls;
 		}
@@ -1012,7 +1007,7 @@ load_and_sort(GpuSortState *st)
 	}
 
 	/* keep the order in our memory; the engine's buffers can go */
-	st->order = MemoryContextAllocHuge(st->sortcxt, Max(st->ntuples, 1) * sizeof(uint32));
+	st->order = sort_alloc(st, st->ntuples * sizeof(uint32));
 	memcpy(st->order, perm, st->ntuples * sizeof(uint32));
 
 	{
@@ -1024,7 +1019,9 @@ load_and_sort(GpuSortState *st)
 		st->stats.device_sort_ms += es->device_sort_ms;
 		st->stats.device_memory = Max(st->stats.device_memory, es->device_bytes);
 	}
-	st->stats.memory = Max(st->stats.memory, MemoryContextMemAllocated(st->sortcxt, true));
+	st->stats.memory = Max(st->stats.memory,
+						   MemoryContextMemAllocated(st->sortcxt, true) +
+						   hostmem_owned(st->sortcxt));
 	st->engine->methods->end(st->engine);
 	st->engine = NULL;
 

@@ -93,7 +93,7 @@ fi
 if [ "${GPUSORT_SKIP_TAP:-0}" != 1 ]; then
   echo "== TAP tests"
   (cd "$work/test" && "${runas[@]}" env PATH="$bindir:$PATH" \
-      PERL5LIB="$pgxsdir/src/test/perl" TESTDIR="$work/test" \
+      PERL5LIB="$pgxsdir/src/test/perl${PERL5LIB:+:$PERL5LIB}" TESTDIR="$work/test" \
       PG_REGRESS="$pgxsdir/src/test/regress/pg_regress" \
       GPUSORT_ENGINE="$engine" \
       prove -v t/*.pl) || { echo "TAP tests failed"; exit 1; }

@@ -3,8 +3,9 @@
 # gpusort.max_memory is "host memory one GpuSort may hold; beyond it the
 # sort goes to PostgreSQL's tuplesort".  A probe function in the sort's
 # input samples, every 500 rows, the size of the node's "GpuSort" memory
-# context (pg_backend_memory_contexts) while the node is loading, and keeps
-# the peak in a custom setting.  Checked:
+# context (pg_backend_memory_contexts) plus the large blocks gpusort maps
+# itself (gpusort_backend_memory().host_in_use) while the node is loading,
+# and keeps the peak in a custom setting.  Checked:
 #  * the probe sees the context grow on an ordinary sort (control);
 #  * with gpusort.max_memory = 1MB, narrow rows (200k x ~40 bytes): the sort
 #    falls back and its context stays near the limit;
@@ -25,12 +26,14 @@ use GpuSortNode;
 my $node = gpusort_node('memory');
 
 $node->safe_psql('postgres', q{
+CREATE EXTENSION gpusort;
 CREATE FUNCTION probe(g int) RETURNS int LANGUAGE plpgsql AS $$
 DECLARE
   m bigint;
 BEGIN
   IF g % 500 = 0 THEN
-    SELECT coalesce(sum(total_bytes), 0) INTO m FROM pg_backend_memory_contexts WHERE name = 'GpuSort';
+    SELECT coalesce(sum(total_bytes), 0) + (SELECT host_in_use FROM gpusort_backend_memory())
+      INTO m FROM pg_backend_memory_contexts WHERE name = 'GpuSort';
     IF m > coalesce(nullif(current_setting('probe.peak', true), '')::bigint, 0) THEN
       PERFORM set_config('probe.peak', m::text, false);
     END IF;

@@ -1,0 +1,290 @@
+/*-------------------------------------------------------------------------
+ *
+ * hostmem.c
+ *	  Large host memory for a sort, kept mapped between sorts.
+ *
+ * A sort of 10M rows writes about a gigabyte of fresh memory: the tuple
+ * arena, the tuple pointers, the order and the CPU engine's workspace.  Memory
+ * fresh from the kernel is zeroed page by page on first touch, and profiles
+ * show that zeroing as the largest single cost of loading the tuples (a third
+ * of a CPU sort's time on a virtual machine): glibc hands blocks this large
+ * back to the kernel with munmap when they are freed, so every sort pays for
+ * it again.
+ *
+ * So the large blocks are mapped here, owned by a memory context (the sort's
+ * context), and when that context is reset or deleted they go to a per-backend
+ * cache of at most gpusort.host_cache bytes instead of back to the kernel.
+ * Cached blocks are marked MADV_FREE: the kernel may still take their pages
+ * when it is short of memory (the next use then faults them in again, zeroed),
+ * but until then the next sort reuses them without a fault.  The blocks also
+ * ask for transparent huge pages, which the emit phase's random accesses to
+ * the arena profit from.
+ *
+ * The blocks are not part of the owner's memory context (which cannot hold
+ * foreign blocks), so pg_backend_memory_contexts does not count them;
+ * gpusort_backend_memory() reports them, and the sort's EXPLAIN figure
+ * adds them (hostmem_owned).
+ *
+ * The cache holds no PostgreSQL objects, only mappings, so it needs no
+ * cleanup at transaction end; error recovery reaches it through the owning
+ * context's reset callback like any other memory.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "lib/ilist.h"
+#include "utils/memutils.h"
+
+#include "gpusort.h"
+#include "hostmem.h"
+
+/* blocks of 2 MB and more are mapped in whole huge pages, for THP to back */
+#define HOSTMEM_ALIGN		((Size) 2 * 1024 * 1024)
+
+typedef struct HostBlock
+{
+	dlist_node	node;
+	char	   *base;
+	Size		size;			/* mapped bytes, a multiple of HOSTMEM_ALIGN */
+	MemoryContext owner;		/* NULL while cached */
+} HostBlock;
+
+/* blocks owned by some context, and cached blocks, most recent first */
+static dlist_head in_use_blocks = DLIST_STATIC_INIT(in_use_blocks);
+static dlist_head cached_blocks = DLIST_STATIC_INIT(cached_blocks);
+static Size cached_bytes = 0;
+
+static void
+unmap_block(HostBlock *block)
+{
+	(void) munmap(block->base, block->size);
+	pfree(block);
+}
+
+/* keep the cache within limit bytes: the oldest blocks go first */
+static void
+trim_cache(Size limit)
+{
+	while (cached_bytes > limit && !dlist_is_empty(&cached_blocks))
+	{
+		HostBlock  *oldest = dlist_tail_element(HostBlock, node, &cached_blocks);
+
+		dlist_delete(&oldest->node);
+		cached_bytes -= oldest->size;
+		unmap_block(oldest);
+	}
+}
+
+static void
+release_block(HostBlock *block)
+{
+	dlist_delete(&block->node);
+	block->owner = NULL;
+#ifdef MADV_FREE
+	(void) madvise(block->base, block->size, MADV_FREE);
+#endif
+	dlist_push_head(&cached_blocks, &block->node);
+	cached_bytes += block->size;
+	trim_cache((Size) gpusort_host_cache_kb * 1024);
+}
+
+/* the owning context is being reset or deleted: its blocks go to the cache */
+static void
+release_owner_blocks(void *arg)
+{
+	MemoryContext owner = (MemoryContext) arg;
+	dlist_mutable_iter iter;
+
+	dlist_foreach_modify(iter, &in_use_blocks)
+	{
+		HostBlock  *block = dlist_container(HostBlock, node, iter.cur);
+
+		if (block->owner == owner)
+			release_block(block);
+	}
+}
+
+static bool
+owner_has_blocks(MemoryContext owner)
+{
+	dlist_iter	iter;
+
+	dlist_foreach(iter, &in_use_blocks)
+	{
+		if (dlist_container(HostBlock, node, iter.cur)->owner == owner)
+			return true;
+	}
+	return false;
+}
+
+/* the smallest cached block that fits without wasting more than half of it */
+static HostBlock *
+take_cached_block(Size size)
+{
+	HostBlock  *best = NULL;
+	dlist_iter	iter;
+
+	dlist_foreach(iter, &cached_blocks)
+	{
+		HostBlock  *block = dlist_container(HostBlock, node, iter.cur);
+
+		if (block->size >= size && block->size / 2 <= size &&
+			(best == NULL || block->size < best->size))
+			best = block;
+	}
+	if (best)
+	{
+		dlist_delete(&best->node);
+		cached_bytes -= best->size;
+	}
+	return best;
+}
+
+/* map size bytes, at a huge-page boundary if it is a multiple of huge pages */
+static HostBlock *
+map_block(Size size)
+{
+	bool		huge = (size % HOSTMEM_ALIGN == 0);
+	Size		mapped = huge ? size + HOSTMEM_ALIGN : size;
+	char	   *start;
+	char	   *base;
+	HostBlock  *block;
+
+	block = MemoryContextAllocExtended(TopMemoryContext, sizeof(HostBlock),
+									   MCXT_ALLOC_NO_OOM);
+	if (block == NULL)
+		return NULL;
+	start = mmap(NULL, mapped, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (start == MAP_FAILED)
+	{
+		pfree(block);
+		return NULL;
+	}
+	base = huge ? (char *) TYPEALIGN(HOSTMEM_ALIGN, start) : start;
+	if (base > start)
+		(void) munmap(start, base - start);
+	if (base + size < start + mapped)
+		(void) munmap(base + size, (start + mapped) - (base + size));
+#ifdef MADV_HUGEPAGE
+	if (huge)
+		(void) madvise(base, size, MADV_HUGEPAGE);
+#endif
+	block->base = base;
+	block->size = size;
+	return block;
+}
+
+/*
+ * size bytes, MAXALIGNed, that live until owner is reset or deleted, or until
+ * hostmem_free; NULL when there is no memory to give, for the caller to fall
+ * back as it would on a failed palloc.  Requests under HOSTMEM_MIN_REQUEST
+ * are simply palloc'd in owner.
+ */
+void *
+hostmem_alloc(MemoryContext owner, Size size)
+{
+	HostBlock  *block;
+
+	if (size < HOSTMEM_MIN_REQUEST)
+		return MemoryContextAllocExtended(owner, Max(size, 1),
+										  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	/* whole huge pages from 2 MB up, whole pages below */
+	size = TYPEALIGN(size >= HOSTMEM_ALIGN ? HOSTMEM_ALIGN : (Size) sysconf(_SC_PAGESIZE),
+					 size);
+	block = take_cached_block(size);
+	if (block == NULL)
+	{
+		/*
+		 * Unmap cached blocks that did not fit, as far as needed to keep
+		 * what this backend maps beyond its sorts' needs under
+		 * gpusort.host_cache.
+		 */
+		Size		limit = (Size) gpusort_host_cache_kb * 1024;
+
+		trim_cache(limit > size ? limit - size : 0);
+		block = map_block(size);
+		if (block == NULL)
+			return NULL;
+	}
+
+	if (!owner_has_blocks(owner))
+	{
+		MemoryContextCallback *cb;
+
+		cb = MemoryContextAllocExtended(owner, sizeof(MemoryContextCallback),
+										MCXT_ALLOC_NO_OOM);
+		if (cb == NULL)
+		{
+			dlist_push_head(&cached_blocks, &block->node);
+			cached_bytes += block->size;
+			return NULL;
+		}
+		cb->func = release_owner_blocks;
+		cb->arg = owner;
+		MemoryContextRegisterResetCallback(owner, cb);
+	}
+	block->owner = owner;
+	dlist_push_head(&in_use_blocks, &block->node);
+	return block->base;
+}
+
+/* give back size bytes from hostmem_alloc before their owner goes */
+void
+hostmem_free(void *p, Size size)
+{
+	dlist_iter	iter;
+
+	if (size < HOSTMEM_MIN_REQUEST)
+	{
+		pfree(p);
+		return;
+	}
+
+	dlist_foreach(iter, &in_use_blocks)
+	{
+		HostBlock  *block = dlist_container(HostBlock, node, iter.cur);
+
+		if (block->base == p)
+		{
+			release_block(block);
+			return;
+		}
+	}
+	elog(ERROR, "gpusort: freeing host memory that was not allocated here");
+}
+
+/* assign hook of gpusort.host_cache: a smaller cache takes effect at once */
+void
+hostmem_assign_cache_limit(int newval_kb, void *extra)
+{
+	trim_cache((Size) newval_kb * 1024);
+}
+
+/* bytes of blocks that owner holds; all owners' blocks if owner is NULL */
+Size
+hostmem_owned(MemoryContext owner)
+{
+	Size		bytes = 0;
+	dlist_iter	iter;
+
+	dlist_foreach(iter, &in_use_blocks)
+	{
+		HostBlock  *block = dlist_container(HostBlock, node, iter.cur);
+
+		if (owner == NULL || block->owner == owner)
+			bytes += block->size;
+	}
+	return bytes;
+}
+
+/* bytes this backend keeps mapped for its next sorts */
+Size
+hostmem_cached(void)
+{
+	return cached_bytes;
+}
