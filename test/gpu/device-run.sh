@@ -4,7 +4,9 @@
 #   source .device/pg-on-device.sh && test/gpu/device-run.sh PHASE...
 #
 # PHASE: tests (test/gpu/run.sh: regression suite on the GPU engine and
-# kernel tests), bench (bench/run.sh on 1M and 10M rows), text (the text and
+# kernel tests), bench (bench/run.sh on 1M and 10M rows), targets (the
+# issues' speed targets at 10M rows: ORDER BY k, ORDER BY f, k, LIMIT 100,
+# numeric and COLLATE "C", native against the GPU), text (the text and
 # numeric queries at 10M rows, native against the GPU), dists (the
 # distribution runs at 10M rows), kernel (bench/kernel_bench.sh), pgbench
 # (test/gpu/pgbench.sh: 32 clients, gpusort on then off, 150 s each by
@@ -31,6 +33,14 @@ for phase in "$@"; do
       GPUSORT_TEST_USER=pgrun bench/run.sh --rows 10000000 --runs 3 --slow-runs 2 \
         --settings native,gpu --queries text --out "$out/text" > "$out/text.log" 2>&1
       tail -25 "$out/text.log" ;;
+    targets)
+      GPUSORT_TEST_USER=pgrun bench/run.sh --rows 10000000 --runs 3 --distributions '' \
+        --queries 'scan,order by k,order by f,limit 100' --out "$out/targets" > "$out/targets.log" 2>&1
+      tail -12 "$out/targets.log"
+      GPUSORT_TEST_USER=pgrun bench/run.sh --rows 10000000 --runs 3 --settings native,gpu \
+        --queries 'text: order by num,text: order by pad C' --out "$out/targets-text" \
+        > "$out/targets-text.log" 2>&1
+      tail -8 "$out/targets-text.log" ;;
     cancel)
       make -s install >/dev/null 2>&1; test/gpu/cancel.sh 10 2>&1 | tail -5 ;;
     phases)
