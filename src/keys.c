@@ -204,6 +204,42 @@ key_kind_for(KeyColumn *col, Oid typid, Oid sortop, Oid collation)
  * generic: every column has its NULL byte from the start, as re-encoding
  * on a first NULL would mean building costly collation keys twice.
  */
+/*
+ * Where each key column starts in the data of a tuple without NULLs, if the
+ * columns before it all have a fixed length (heap_deform_tuple's
+ * attcacheoff): then key_encode_tuple() can read the keys in place.
+ */
+static void
+set_direct_offsets(KeyLayout *layout, TupleDesc tupdesc)
+{
+	int			offsets[MaxTupleAttributeNumber];
+	int			off = 0;
+
+	layout->direct = !layout->generic && layout->max_attno > 0;
+	for (int a = 0; layout->direct && a < layout->max_attno; a++)
+	{
+		Form_pg_attribute att = TupleDescAttr(tupdesc, a);
+
+		if (att->attlen <= 0)
+			layout->direct = false;
+		else
+		{
+			off = att_align_nominal(off, att->attalign);
+			offsets[a] = off;
+			off += att->attlen;
+		}
+	}
+	for (int c = 0; layout->direct && c < layout->ncols; c++)
+	{
+		KeyColumn  *col = &layout->cols[c];
+		Form_pg_attribute att = TupleDescAttr(tupdesc, col->attno - 1);
+
+		col->data_offset = offsets[col->attno - 1];
+		col->attlen = att->attlen;
+		col->attbyval = att->attbyval;
+	}
+}
+
 void
 key_layout_init(KeyLayout *layout, TupleDesc tupdesc, int ncols,
 				const AttrNumber *attnos, const Oid *sortops,
@@ -243,6 +279,7 @@ key_layout_init(KeyLayout *layout, TupleDesc tupdesc, int ncols,
 		}
 	}
 	layout->generic = varwidth || fixed_bytes > layout->max_bytes;
+	set_direct_offsets(layout, tupdesc);
 	if (layout->generic)
 		for (int c = 0; c < ncols; c++)
 			layout->cols[c].null_byte = true;
@@ -446,23 +483,32 @@ put_interval(uint64 *key, int offset, const Interval *interval, bool descending,
  * This runs once per input row, so it builds the words with shifts rather
  * than going through a byte buffer.
  */
-bool
-key_encode_slot(KeyLayout *layout, TupleTableSlot *slot, uint64 *key)
+static pg_attribute_always_inline bool
+encode_key(KeyLayout *layout, TupleTableSlot *slot, const char *data, uint64 *key)
 {
 	bool		ok = true;
 
 	for (int w = 0; w < layout->key_words; w++)
 		key[w] = 0;
-	slot_getsomeattrs(slot, layout->max_attno);
 
 	for (int c = 0; c < layout->ncols; c++)
 	{
 		KeyColumn  *col = &layout->cols[c];
-		Datum		value = slot->tts_values[col->attno - 1];
-		bool		isnull = slot->tts_isnull[col->attno - 1];
+		Datum		value;
+		bool		isnull;
 		int			offset = col->offset;
 		uint64		v;
 
+		if (data)
+		{
+			value = fetch_att(data + col->data_offset, col->attbyval, col->attlen);
+			isnull = false;
+		}
+		else
+		{
+			value = slot->tts_values[col->attno - 1];
+			isnull = slot->tts_isnull[col->attno - 1];
+		}
 		if (!col->in_key)
 			break;
 		if (col->null_byte)
@@ -523,4 +569,34 @@ key_encode_slot(KeyLayout *layout, TupleTableSlot *slot, uint64 *key)
 		put_value(key, offset, v, col->value_bytes, col->bytes);
 	}
 	return ok;
+}
+
+bool
+key_encode_slot(KeyLayout *layout, TupleTableSlot *slot, uint64 *key)
+{
+	slot_getsomeattrs(slot, layout->max_attno);
+	return encode_key(layout, slot, NULL, key);
+}
+
+/*
+ * key_encode_slot() for a MinimalTuple, read in place when it can be: when
+ * the layout's key columns lie at fixed offsets (layout->direct) and the
+ * tuple has no NULLs and all of those columns, each is fetched where
+ * heap_deform_tuple would find it, without a slot.  Otherwise, through
+ * slot.  The load encodes every tuple this way, so this saves a slot store
+ * and a deform per row.
+ */
+bool
+key_encode_tuple(KeyLayout *layout, MinimalTuple tuple, TupleTableSlot *slot,
+				 uint64 *key)
+{
+	if (layout->direct && !(tuple->t_infomask & HEAP_HASNULL) &&
+		HeapTupleHeaderGetNatts(tuple) >= layout->max_attno)
+	{
+		const char *data = (const char *) tuple + tuple->t_hoff - MINIMAL_TUPLE_OFFSET;
+
+		return encode_key(layout, NULL, data, key);
+	}
+	ExecStoreMinimalTuple(tuple, slot, false);
+	return key_encode_slot(layout, slot, key);
 }

@@ -104,6 +104,11 @@ typedef struct KeyColumn
 	void	   *icu_collator;	/* COLLATE_ICU: a UCollator (cloned per
 								 * thread, see keys_build.c) */
 
+	/* where the value lies in a tuple without NULLs (KeyLayout.direct) */
+	int			data_offset;
+	int16		attlen;
+	bool		attbyval;
+
 	/* placement in the current fixed layout (key_layout_place) */
 	bool		null_byte;		/* a NULL has been seen: key has a NULL byte */
 	bool		in_key;			/* some of the column is in the key */
@@ -126,6 +131,9 @@ typedef struct KeyLayout
 	bool		costly_keys;	/* libc or ICU collation keys: build them
 								 * while loading (gpusort.key_overlap) */
 	AttrNumber	max_attno;		/* deform the scan tuple up to here */
+	bool		direct;			/* fixed layout whose columns up to max_attno
+								 * all have fixed lengths: keys can be read
+								 * in place (key_encode_tuple) */
 } KeyLayout;
 
 /*
@@ -281,6 +289,8 @@ extern void key_layout_init(KeyLayout *layout, TupleDesc tupdesc, int ncols,
 							int max_bytes);
 extern void key_layout_place(KeyLayout *layout);
 extern bool key_encode_slot(KeyLayout *layout, TupleTableSlot *slot, uint64 *key);
+extern bool key_encode_tuple(KeyLayout *layout, MinimalTuple tuple,
+							 TupleTableSlot *slot, uint64 *key);
 extern void key_store_inputs(const KeyLayout *layout, TupleTableSlot *slot,
 							 Datum *values, bool *isnull, MemoryContext detoast_cxt,
 							 Size *detoasted_bytes);

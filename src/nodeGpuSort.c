@@ -678,9 +678,8 @@ encode_records(GpuSortState *st, bool final)
 			}
 			for (size_t i = st->nencoded; i < chunk_end; i++)
 			{
-				ExecStoreMinimalTuple(st->tuples[i], st->work_slot, false);
-				if (!key_encode_slot(&st->layout, st->work_slot,
-									 keys + (i % chunk_records) * st->layout.key_words))
+				if (!key_encode_tuple(&st->layout, st->tuples[i], st->work_slot,
+									  keys + (i % chunk_records) * st->layout.key_words))
 				{
 					relayout = true;
 					break;
