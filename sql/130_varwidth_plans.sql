@@ -159,3 +159,32 @@ SELECT q, gs_check(q, k) AS result FROM (VALUES
   ('SELECT t, id FROM gs_vwa ORDER BY t, id LIMIT 10000 OFFSET 9999', 2),
   ('SELECT iv, id FROM gs_vwa ORDER BY iv, id FETCH FIRST 12000 ROWS ONLY', 2),
   ('SELECT s, n FROM gs_vwa ORDER BY s, n FETCH FIRST 10500 ROWS WITH TIES', 2)) v(q, k);
+
+-- A key under another collation than its column's (ORDER BY s COLLATE "C")
+-- leaves a resjunk copy of the column, relabeled, in the Sort's input.  At
+-- the top of a SELECT nothing reads it, so GpuSort's child stops computing
+-- it and the scan returns its tuples unprojected (the Seq Scan's Output has
+-- no copy); below anything but a Limit the copy stays.  gs_vwm has columns
+-- added with defaults, which its older tuples lack on disk.
+CREATE TABLE gs_vwm AS SELECT s, id, t FROM gs_vwa;
+ALTER TABLE gs_vwm ADD COLUMN d text DEFAULT 'added', ADD COLUMN e int DEFAULT 7;
+INSERT INTO gs_vwm SELECT s, id + 100000, t, 'new', id FROM gs_vwa WHERE id % 10 = 0;
+ANALYZE gs_vwm;
+EXPLAIN (VERBOSE, COSTS OFF)
+SELECT * FROM gs_vwm ORDER BY s COLLATE "C", id;
+EXPLAIN (VERBOSE, COSTS OFF)
+SELECT * FROM gs_vwm ORDER BY s COLLATE "C" DESC, t COLLATE "und-x-icu", id LIMIT 15000 OFFSET 10;
+EXPLAIN (VERBOSE, COSTS OFF)
+SELECT s, id, row_number() OVER (ORDER BY s COLLATE "C", id) FROM gs_vwm;
+SELECT q, gs_check(q, k) AS result FROM (VALUES
+  ('SELECT * FROM gs_vwm ORDER BY s COLLATE "C", id', 2),
+  ('SELECT * FROM gs_vwm ORDER BY s COLLATE "C" DESC NULLS LAST, id OFFSET 100', 2),
+  ('SELECT * FROM gs_vwm ORDER BY s COLLATE "C" DESC, t COLLATE "und-x-icu", id LIMIT 15000 OFFSET 10', 3),
+  ('SELECT s, id, d, e FROM gs_vwm ORDER BY s COLLATE "C", id', 2),
+  ('SELECT s, id, row_number() OVER (ORDER BY s COLLATE "C", id) FROM gs_vwm', 2),
+  ('SELECT s, count(*) FROM (SELECT * FROM gs_vwm ORDER BY s COLLATE "C" OFFSET 0) q GROUP BY s', 1)) v(q, k);
+SELECT q, gs.cursor_check(q, ARRAY['FETCH 3', 'FETCH BACKWARD 2', 'FETCH LAST', 'FETCH BACKWARD 3',
+                                      'FETCH ABSOLUTE 1000', 'FETCH RELATIVE -7', 'FETCH FIRST', 'FETCH PRIOR',
+                                      'MOVE LAST', 'FETCH BACKWARD 2']) AS result
+  FROM (VALUES
+  ('SELECT * FROM gs_vwm ORDER BY s COLLATE "C" DESC, id')) v(q);

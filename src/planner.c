@@ -13,6 +13,15 @@
  * changes reach the child on rescan as they do for Sort), and its output
  * columns: the node returns its child's tuples unchanged, as Sort does.
  *
+ * A sort key that is a column under another collation (ORDER BY pad
+ * COLLATE "C") leaves a resjunk copy of the column, relabeled with that
+ * collation, in the child's output (the Sort itself reads the column, with
+ * the collation in its key), so the child must project every row to compute
+ * it, and forming those rows costs more than the sort itself.  Where nothing
+ * reads the Sort's resjunk columns (at the top of a SELECT, where the
+ * executor's junk filter drops them), the child stops computing the copy
+ * (drop_collation_copies).
+ *
  * Left to PostgreSQL:
  *	- small sorts (below gpusort.min_rows), and everything when gpusort is
  *	  disabled or, with gpusort.engine = auto, when no GPU is present;
@@ -34,13 +43,16 @@
 
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/planmain.h"
 #include "optimizer/planner.h"
+#include "parser/parsetree.h"
 
 #include "gpusort.h"
 
 static planner_hook_type prev_planner_hook = NULL;
 
-static Plan *replace_sorts(Plan *plan, int64 bound, int *nreplaced);
+static Plan *replace_sorts(Plan *plan, int64 bound, Bitmapset *unread,
+						   int *nreplaced);
 
 /*
  * The number of rows a Limit node will ask of its child, if known at plan
@@ -87,13 +99,93 @@ bound_allows_gpusort(int64 bound, double input_rows)
 }
 
 /*
+ * If the child's output column resno is a copy of another of its columns
+ * under another collation (a RelabelType that changes only the collation,
+ * over a Var the child also returns), the resno of that column; else 0.
+ */
+static AttrNumber
+collation_copy_of(Plan *child, AttrNumber resno)
+{
+	TargetEntry *tle = get_tle_by_resno(child->targetlist, resno);
+	Node	   *expr;
+	ListCell   *lc;
+
+	if (tle == NULL || !IsA(tle->expr, RelabelType))
+		return 0;
+	expr = (Node *) tle->expr;
+	while (IsA(expr, RelabelType))
+	{
+		RelabelType *relabel = (RelabelType *) expr;
+
+		if (relabel->resulttype != exprType((Node *) relabel->arg))
+			return 0;
+		expr = (Node *) relabel->arg;
+	}
+	if (!IsA(expr, Var))
+		return 0;
+	foreach(lc, child->targetlist)
+	{
+		TargetEntry *other = lfirst_node(TargetEntry, lc);
+
+		if (other->resno != resno && equal(other->expr, expr))
+			return other->resno;
+	}
+	return 0;
+}
+
+/*
+ * Point sort keys that read a collation copy (collation_copy_of) at the
+ * column itself (the key keeps its collation, so the order is the same),
+ * then drop the copies that no key reads from the end of the child's target
+ * list, so that a scan below returns its tuples without projecting them.  copy_of[resno - 1] is set to the column a dropped copy
+ * duplicates, for build_tlists; the GpuSort node then returns tuples that
+ * lack those trailing columns, which read as NULL: only allowed for the
+ * columns nothing reads (unread).
+ */
+static void
+drop_collation_copies(Sort *sort, Bitmapset *unread, AttrNumber *sortColIdx,
+					  AttrNumber *copy_of)
+{
+	Plan	   *child = sort->plan.lefttree;
+	int			ncols = list_length(child->targetlist);
+
+	for (int c = 0; c < sort->numCols; c++)
+	{
+		AttrNumber	base = collation_copy_of(child, sortColIdx[c]);
+
+		if (base != 0)
+			sortColIdx[c] = base;
+	}
+	if (!is_projection_capable_plan(child))
+		return;
+
+	while (ncols > 0)
+	{
+		AttrNumber	base = collation_copy_of(child, ncols);
+		bool		read = !bms_is_member(ncols, unread);
+
+		for (int c = 0; c < sort->numCols; c++)
+			read |= (sortColIdx[c] == ncols);
+		if (base == 0 || read)
+			break;
+		copy_of[ncols - 1] = base;
+		ncols--;
+	}
+	child->targetlist = list_truncate(child->targetlist, ncols);
+}
+
+/*
  * The Sort's output is its child's tuple, column for column.  Build the
  * CustomScan's scan tuple description (Vars of the child's output,
  * resolved by EXPLAIN through lefttree) and its target list (Vars of the
- * scan tuple, so the executor needs no projection).
+ * scan tuple, so the executor needs no projection).  A column the child no
+ * longer returns (copy_of) is described by its old expression over the
+ * column it copies, which gives it the same type and, in EXPLAIN, the same
+ * text.
  */
 static void
-build_tlists(Sort *sort, List **scan_tlist, List **tlist)
+build_tlists(Sort *sort, const AttrNumber *copy_of, List *dropped,
+			 List **scan_tlist, List **tlist)
 {
 	ListCell   *lc;
 
@@ -103,15 +195,30 @@ build_tlists(Sort *sort, List **scan_tlist, List **tlist)
 	{
 		TargetEntry *tle = lfirst_node(TargetEntry, lc);
 		Node	   *expr = (Node *) tle->expr;
-		Var		   *outer_var;
+		Node	   *scan_expr;
 		Var		   *scan_var;
 
-		outer_var = makeVar(OUTER_VAR, tle->resno, exprType(expr),
-							exprTypmod(expr), exprCollation(expr), 0);
+		scan_expr = (Node *) makeVar(OUTER_VAR, tle->resno, exprType(expr),
+									 exprTypmod(expr), exprCollation(expr), 0);
+		if (copy_of[tle->resno - 1] != 0)
+		{
+			TargetEntry *old = get_tle_by_resno(dropped, tle->resno);
+			Node	   *copy = copyObject((Node *) old->expr);
+			RelabelType *inner = (RelabelType *) copy;
+			Var		   *column;
+
+			while (IsA(inner->arg, RelabelType))
+				inner = (RelabelType *) inner->arg;
+			column = (Var *) inner->arg;
+			inner->arg = (Expr *) makeVar(OUTER_VAR, copy_of[tle->resno - 1],
+										  column->vartype, column->vartypmod,
+										  column->varcollid, 0);
+			scan_expr = copy;
+		}
 		scan_var = makeVar(INDEX_VAR, tle->resno, exprType(expr),
 						   exprTypmod(expr), exprCollation(expr), 0);
 		*scan_tlist = lappend(*scan_tlist,
-							  makeTargetEntry((Expr *) outer_var, tle->resno,
+							  makeTargetEntry((Expr *) scan_expr, tle->resno,
 											  tle->resname, tle->resjunk));
 		*tlist = lappend(*tlist,
 						 makeTargetEntry((Expr *) scan_var, tle->resno,
@@ -120,12 +227,20 @@ build_tlists(Sort *sort, List **scan_tlist, List **tlist)
 }
 
 static CustomScan *
-make_gpusort(Sort *sort)
+make_gpusort(Sort *sort, Bitmapset *unread)
 {
 	CustomScan *cscan = makeNode(CustomScan);
 	GpuSortPlanInfo info;
 	List	   *scan_tlist;
 	List	   *tlist;
+	int			nout = list_length(sort->plan.targetlist);
+	AttrNumber *sortColIdx = palloc(sizeof(AttrNumber) * sort->numCols);
+	AttrNumber *copy_of = palloc0(sizeof(AttrNumber) * Max(nout, 1));
+	List	   *child_tlist = list_copy(sort->plan.lefttree->targetlist);
+
+	memcpy(sortColIdx, sort->sortColIdx, sizeof(AttrNumber) * sort->numCols);
+	if (!bms_is_empty(unread) && list_length(child_tlist) == nout)
+		drop_collation_copies(sort, unread, sortColIdx, copy_of);
 
 	/* costs, row estimate, node id, parameters and InitPlans stay the same */
 	cscan->scan.plan = sort->plan;
@@ -133,7 +248,7 @@ make_gpusort(Sort *sort)
 	cscan->scan.plan.qual = NIL;
 	cscan->scan.scanrelid = 0;
 
-	build_tlists(sort, &scan_tlist, &tlist);
+	build_tlists(sort, copy_of, child_tlist, &scan_tlist, &tlist);
 	cscan->scan.plan.targetlist = tlist;
 	cscan->custom_scan_tlist = scan_tlist;
 	cscan->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN | CUSTOMPATH_SUPPORT_MARK_RESTORE;
@@ -143,7 +258,7 @@ make_gpusort(Sort *sort)
 	cscan->methods = &gpusort_scan_methods;
 
 	info.numCols = sort->numCols;
-	info.sortColIdx = sort->sortColIdx;
+	info.sortColIdx = sortColIdx;
 	info.sortOperators = sort->sortOperators;
 	info.collations = sort->collations;
 	info.nullsFirst = sort->nullsFirst;
@@ -157,7 +272,7 @@ replace_sorts_in_list(List *plans, int64 bound, int *nreplaced)
 	ListCell   *lc;
 
 	foreach(lc, plans)
-		lfirst(lc) = replace_sorts((Plan *) lfirst(lc), bound, nreplaced);
+		lfirst(lc) = replace_sorts((Plan *) lfirst(lc), bound, NULL, nreplaced);
 	return plans;
 }
 
@@ -165,12 +280,15 @@ replace_sorts_in_list(List *plans, int64 bound, int *nreplaced)
  * Returns the plan with its eligible Sorts replaced.  bound is the bound a
  * LIMIT above passes down to this node, as limit_bound() says
  * (ExecSetTupleBound passes it through the node types handled below, and no
- * others).
+ * others).  unread: the resnos of this node's output columns that nothing
+ * above reads (the resjunk columns at the top of a SELECT, and below a
+ * Limit there, which passes its child's tuples on).
  */
 static Plan *
-replace_sorts(Plan *plan, int64 bound, int *nreplaced)
+replace_sorts(Plan *plan, int64 bound, Bitmapset *unread, int *nreplaced)
 {
 	int64		child_bound = 0;
+	Bitmapset  *child_unread = NULL;
 
 	if (plan == NULL)
 		return NULL;
@@ -179,6 +297,7 @@ replace_sorts(Plan *plan, int64 bound, int *nreplaced)
 	{
 		case T_Limit:
 			child_bound = limit_bound((Limit *) plan);
+			child_unread = unread;
 			break;
 		case T_Result:
 		case T_SubqueryScan:
@@ -192,8 +311,9 @@ replace_sorts(Plan *plan, int64 bound, int *nreplaced)
 			break;
 	}
 
-	plan->lefttree = replace_sorts(plan->lefttree, child_bound, nreplaced);
-	plan->righttree = replace_sorts(plan->righttree, 0, nreplaced);
+	plan->lefttree = replace_sorts(plan->lefttree, child_bound, child_unread,
+								   nreplaced);
+	plan->righttree = replace_sorts(plan->righttree, 0, NULL, nreplaced);
 
 	switch (nodeTag(plan))
 	{
@@ -208,7 +328,7 @@ replace_sorts(Plan *plan, int64 bound, int *nreplaced)
 		case T_SubqueryScan:
 			((SubqueryScan *) plan)->subplan =
 				replace_sorts(((SubqueryScan *) plan)->subplan,
-							  child_bound, nreplaced);
+							  child_bound, NULL, nreplaced);
 			break;
 		case T_CustomScan:
 			replace_sorts_in_list(((CustomScan *) plan)->custom_plans,
@@ -226,7 +346,7 @@ replace_sorts(Plan *plan, int64 bound, int *nreplaced)
 		bound_allows_gpusort(bound, plan->lefttree->plan_rows))
 	{
 		(*nreplaced)++;
-		return (Plan *) make_gpusort((Sort *) plan);
+		return (Plan *) make_gpusort((Sort *) plan, unread);
 	}
 	return plan;
 }
@@ -255,8 +375,21 @@ gpusort_planner(Query *parse, const char *query_string, int cursorOptions,
 	if (gpusort_wanted())
 	{
 		int			nreplaced = 0;
+		Bitmapset  *unread = NULL;
+		ListCell   *lc;
 
-		stmt->planTree = replace_sorts(stmt->planTree, 0, &nreplaced);
+		/* a SELECT's junk filter is the only reader of its resjunk columns */
+		if (stmt->commandType == CMD_SELECT)
+		{
+			foreach(lc, stmt->planTree->targetlist)
+			{
+				TargetEntry *tle = lfirst_node(TargetEntry, lc);
+
+				if (tle->resjunk)
+					unread = bms_add_member(unread, tle->resno);
+			}
+		}
+		stmt->planTree = replace_sorts(stmt->planTree, 0, unread, &nreplaced);
 		replace_sorts_in_list(stmt->subplans, 0, &nreplaced);
 	}
 	return stmt;
