@@ -1,7 +1,8 @@
 #!/bin/bash
 # test/gpu/device-run.sh: one call of the project's GPU host (device tool).
 #
-#   source .device/pg-on-device.sh && test/gpu/device-run.sh PHASE...
+#   test/gpu/prepare.sh                       (here, once)
+#   source .device/pg-on-device.sh && test/gpu/device-run.sh PHASE...   (there)
 #
 # PHASE: tests (test/gpu/run.sh: regression suite on the GPU engine and
 # kernel tests), bench (bench/run.sh on 1M and 10M rows), targets (the
@@ -19,6 +20,10 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=${OUT:-/tmp/gpusort-out}
 mkdir -p "$out"
 cd "$root"
+# ICU's headers come from .device/debs (test/gpu/prepare.sh), unpacked under /opt/pg
+[ -d /opt/pg/usr/include/unicode ] || for deb in .device/debs/libicu-dev_*.deb; do
+  [ -f "$deb" ] && dpkg -x "$deb" /opt/pg; done
+[ -d /opt/pg/usr/include/unicode ] && export CPATH=/opt/pg/usr/include${CPATH:+:$CPATH}
 nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv > "$out/gpu.txt" 2>&1
 for phase in "$@"; do
   echo "== $phase ($(date +%T))"
