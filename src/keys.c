@@ -240,6 +240,23 @@ set_direct_offsets(KeyLayout *layout, TupleDesc tupdesc)
 	}
 }
 
+/* The attributes up to max_attno, as key_deform_inputs() walks them. */
+static void
+set_deform_attrs(KeyLayout *layout, TupleDesc tupdesc)
+{
+	layout->attrs = palloc0(sizeof(KeyAttr) * Max(layout->max_attno, 1));
+	for (int a = 0; a < layout->max_attno; a++)
+	{
+		Form_pg_attribute att = TupleDescAttr(tupdesc, a);
+
+		layout->attrs[a].attlen = att->attlen;
+		layout->attrs[a].attalign = att->attalign;
+		layout->attrs[a].attbyval = att->attbyval;
+	}
+	for (int c = 0; c < layout->ncols; c++)
+		layout->attrs[layout->cols[c].attno - 1].is_key = true;
+}
+
 void
 key_layout_init(KeyLayout *layout, TupleDesc tupdesc, int ncols,
 				const AttrNumber *attnos, const Oid *sortops,
@@ -280,6 +297,7 @@ key_layout_init(KeyLayout *layout, TupleDesc tupdesc, int ncols,
 	}
 	layout->generic = varwidth || fixed_bytes > layout->max_bytes;
 	set_direct_offsets(layout, tupdesc);
+	set_deform_attrs(layout, tupdesc);
 	if (layout->generic)
 		for (int c = 0; c < ncols; c++)
 			layout->cols[c].null_byte = true;
@@ -367,6 +385,16 @@ key_layout_describe(const KeyLayout *layout)
 	return layout->verify ? "prefix, refined, libc-checked" : "prefix, refined";
 }
 
+/* a datum key_store_inputs() would detoast: the builders cannot */
+static inline bool
+key_input_needs_detoast(const KeyColumn *col, Datum value)
+{
+	return KEY_KIND_IS_VARWIDTH(col->kind) &&
+		!(col->kind == KEY_TEXT && col->text_source == TEXT_NAME) &&
+		(VARATT_IS_EXTERNAL(DatumGetPointer(value)) ||
+		 VARATT_IS_COMPRESSED(DatumGetPointer(value)));
+}
+
 /*
  * Keep the datums of the full key's columns of the tuple in slot, for the
  * generic builder.  Values stored out of line or compressed are detoasted
@@ -384,10 +412,7 @@ key_store_inputs(const KeyLayout *layout, TupleTableSlot *slot,
 		Datum		value = slot->tts_values[col->attno - 1];
 
 		isnull[c] = slot->tts_isnull[col->attno - 1];
-		if (!isnull[c] && KEY_KIND_IS_VARWIDTH(col->kind) &&
-			!(col->kind == KEY_TEXT && col->text_source == TEXT_NAME) &&
-			(VARATT_IS_EXTERNAL(DatumGetPointer(value)) ||
-			 VARATT_IS_COMPRESSED(DatumGetPointer(value))))
+		if (!isnull[c] && key_input_needs_detoast(col, value))
 		{
 			MemoryContext oldcxt = MemoryContextSwitchTo(detoast_cxt);
 			struct varlena *plain = detoast_attr((struct varlena *) DatumGetPointer(value));
@@ -398,6 +423,74 @@ key_store_inputs(const KeyLayout *layout, TupleTableSlot *slot,
 		}
 		values[c] = value;
 	}
+}
+
+/*
+ * The datums of key columns 0 .. ncols-1 of tuple, without a slot or any
+ * call into PostgreSQL, for the key threads: the same walk over the
+ * tuple's attributes as heap_deform_tuple, stopping at max_attno.  The
+ * datums point into the tuple.  False, with values unfinished, where the
+ * backend must do it: the tuple was stored before some of those columns
+ * were added (their value is the catalog's default), or, with
+ * check_detoast, a value to build a key from is stored out of line or
+ * compressed.
+ */
+static bool
+deform_key_columns(const KeyLayout *layout, MinimalTuple tuple, int ncols,
+				   Datum *values, bool *isnull, bool check_detoast)
+{
+	const char *data = (const char *) tuple + tuple->t_hoff - MINIMAL_TUPLE_OFFSET;
+	const bits8 *nullbits = tuple->t_bits;
+	bool		hasnulls = (tuple->t_infomask & HEAP_HASNULL) != 0;
+	uint32		off = 0;
+
+	if (HeapTupleHeaderGetNatts(tuple) < layout->max_attno)
+		return false;
+
+	for (int a = 0; a < layout->max_attno; a++)
+	{
+		const KeyAttr *att = &layout->attrs[a];
+		Datum		value;
+		bool		null = hasnulls && att_isnull(a, nullbits);
+
+		if (!null)
+		{
+			if (att->attlen == -1)
+				off = att_align_pointer(off, att->attalign, -1, data + off);
+			else
+				off = att_align_nominal(off, att->attalign);
+			value = fetch_att(data + off, att->attbyval, att->attlen);
+			off = att_addlength_pointer(off, att->attlen, data + off);
+		}
+		else
+			value = (Datum) 0;
+		if (!att->is_key)
+			continue;
+
+		for (int c = 0; c < ncols; c++)
+		{
+			const KeyColumn *col = &layout->cols[c];
+
+			if (col->attno != a + 1)
+				continue;
+			if (check_detoast && !null && key_input_needs_detoast(col, value))
+				return false;
+			values[c] = value;
+			isnull[c] = null;
+		}
+	}
+	return true;
+}
+
+/*
+ * key_store_inputs() for a key thread, from the tuple itself; false where
+ * only the backend can (see deform_key_columns).
+ */
+bool
+key_deform_inputs(const KeyLayout *layout, MinimalTuple tuple,
+				  Datum *values, bool *isnull)
+{
+	return deform_key_columns(layout, tuple, layout->full_cols, values, isnull, true);
 }
 
 /*
@@ -484,7 +577,8 @@ put_interval(uint64 *key, int offset, const Interval *interval, bool descending,
  * than going through a byte buffer.
  */
 static pg_attribute_always_inline bool
-encode_key(KeyLayout *layout, TupleTableSlot *slot, const char *data, uint64 *key)
+encode_key(KeyLayout *layout, TupleTableSlot *slot, const char *data,
+		   const Datum *colvalues, const bool *colnulls, uint64 *key)
 {
 	bool		ok = true;
 
@@ -503,6 +597,11 @@ encode_key(KeyLayout *layout, TupleTableSlot *slot, const char *data, uint64 *ke
 		{
 			value = fetch_att(data + col->data_offset, col->attbyval, col->attlen);
 			isnull = false;
+		}
+		else if (colvalues)
+		{
+			value = colvalues[c];
+			isnull = colnulls[c];
 		}
 		else
 		{
@@ -575,7 +674,7 @@ bool
 key_encode_slot(KeyLayout *layout, TupleTableSlot *slot, uint64 *key)
 {
 	slot_getsomeattrs(slot, layout->max_attno);
-	return encode_key(layout, slot, NULL, key);
+	return encode_key(layout, slot, NULL, NULL, NULL, key);
 }
 
 /*
@@ -595,8 +694,45 @@ key_encode_tuple(KeyLayout *layout, MinimalTuple tuple, TupleTableSlot *slot,
 	{
 		const char *data = (const char *) tuple + tuple->t_hoff - MINIMAL_TUPLE_OFFSET;
 
-		return encode_key(layout, NULL, data, key);
+		return encode_key(layout, NULL, data, NULL, NULL, key);
 	}
 	ExecStoreMinimalTuple(tuple, slot, false);
 	return key_encode_slot(layout, slot, key);
+}
+
+/*
+ * key_encode_tuple() for a key thread: no slot, no call into PostgreSQL,
+ * and the layout left as it is.  values and isnull are the caller's room
+ * for layout->ncols datums.  KEY_NEEDS_NULL_BYTE where a column whose key
+ * has no NULL byte is NULL (null_seen[c] set for each: the backend places
+ * the layout again), KEY_NEEDS_BACKEND where the tuple lacks some of the
+ * key's columns (the backend encodes it with key_encode_tuple).
+ */
+KeyEncodeResult
+key_encode_record(KeyLayout *layout, MinimalTuple tuple, Datum *values,
+				  bool *isnull, bool *null_seen, uint64 *key)
+{
+	KeyEncodeResult result = KEY_ENCODED;
+
+	if (layout->direct && !(tuple->t_infomask & HEAP_HASNULL) &&
+		HeapTupleHeaderGetNatts(tuple) >= layout->max_attno)
+	{
+		const char *data = (const char *) tuple + tuple->t_hoff - MINIMAL_TUPLE_OFFSET;
+
+		(void) encode_key(layout, NULL, data, NULL, NULL, key);
+		return KEY_ENCODED;
+	}
+	if (!deform_key_columns(layout, tuple, layout->ncols, values, isnull, false))
+		return KEY_NEEDS_BACKEND;
+	for (int c = 0; c < layout->ncols && layout->cols[c].in_key; c++)
+	{
+		if (isnull[c] && !layout->cols[c].null_byte)
+		{
+			null_seen[c] = true;
+			result = KEY_NEEDS_NULL_BYTE;
+		}
+	}
+	if (result == KEY_ENCODED)
+		(void) encode_key(layout, NULL, NULL, values, isnull, key);
+	return result;
 }

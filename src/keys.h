@@ -116,6 +116,26 @@ typedef struct KeyColumn
 	int			bytes;			/* value bytes stored: a prefix if < value_bytes */
 } KeyColumn;
 
+/*
+ * What a key thread needs to know of an attribute to walk a tuple to its
+ * key columns without PostgreSQL (key_deform_inputs).
+ */
+typedef struct KeyAttr
+{
+	int16		attlen;
+	char		attalign;
+	bool		attbyval;
+	bool		is_key;			/* a key column reads it */
+} KeyAttr;
+
+/* what key_encode_record() did */
+typedef enum KeyEncodeResult
+{
+	KEY_ENCODED,
+	KEY_NEEDS_NULL_BYTE,		/* a NULL where the key has no NULL byte */
+	KEY_NEEDS_BACKEND			/* the tuple lacks some key columns */
+} KeyEncodeResult;
+
 typedef struct KeyLayout
 {
 	int			ncols;
@@ -134,6 +154,8 @@ typedef struct KeyLayout
 	bool		direct;			/* fixed layout whose columns up to max_attno
 								 * all have fixed lengths: keys can be read
 								 * in place (key_encode_tuple) */
+	KeyAttr    *attrs;			/* attributes 1 .. max_attno, for
+								 * key_deform_inputs() */
 } KeyLayout;
 
 /*
@@ -294,6 +316,11 @@ extern bool key_encode_tuple(KeyLayout *layout, MinimalTuple tuple,
 extern void key_store_inputs(const KeyLayout *layout, TupleTableSlot *slot,
 							 Datum *values, bool *isnull, MemoryContext detoast_cxt,
 							 Size *detoasted_bytes);
+extern KeyEncodeResult key_encode_record(KeyLayout *layout, MinimalTuple tuple,
+										 Datum *values, bool *isnull,
+										 bool *null_seen, uint64 *key);
+extern bool key_deform_inputs(const KeyLayout *layout, MinimalTuple tuple,
+							  Datum *values, bool *isnull);
 extern const char *key_layout_describe(const KeyLayout *layout);
 
 /* keys_build.c: the generic builder; everything here is thread-safe */

@@ -72,10 +72,25 @@
 #define prefetch_tuple(p)	((void) 0)
 #endif
 
+/*
+ * Where a record's key column datums (KeyInputs, generic layouts) stand,
+ * one byte per record.  Where the backend reads on while keys are built
+ * (collation keys), it stores each record's datums as it loads; otherwise
+ * the key threads take them from the tuples themselves once the input has
+ * ended, and the backend does only what they cannot (detoasting).
+ */
+#define INPUTS_TO_DEFORM	0	/* a key thread reads them from the tuple */
+#define INPUTS_FOR_BACKEND	1	/* it could not: the backend will */
+#define INPUTS_STORED		2	/* in place */
+
 /* a key-building task's view of one engine chunk (generic layouts) */
 typedef struct ChunkBuild
 {
-	const KeyInputs *inputs;
+	KeyInputs  *inputs;
+	uint8	   *input_state;	/* the chunk's INPUTS_* bytes */
+	MinimalTuple *tuples;		/* the arena's tuples, once the input has
+								 * ended (no longer moved); else NULL */
+	const KeyLayout *layout;
 	uint64	   *keys;			/* the engine's buffer for the chunk */
 	size_t		first;			/* record index of the chunk's first key */
 	int			key_bytes;
@@ -122,7 +137,8 @@ typedef struct GpuSortState
 	 * child of sortcxt, so that they stop before sortcxt's memory goes.
 	 */
 	KeyInputs	inputs;
-	size_t		ninputs;		/* records whose datums are kept */
+	uint8	  **input_states;	/* per chunk: its records' INPUTS_* bytes */
+	size_t		ninputs;		/* records whose datums the backend stored */
 	Size		inputs_bytes;	/* memory of inputs and detoasted copies */
 	MemoryContext threadcxt;
 	KeyThreadPool *pool;
@@ -251,6 +267,25 @@ gpusort_begin(CustomScanState *node, EState *estate, int eflags)
  * ---------------------------------------------------------------------
  */
 
+/* bytes of one chunk of KeyInputs: datums, NULL flags, INPUTS_* bytes */
+static Size
+inputs_chunk_bytes(GpuSortState *st)
+{
+	return GPUSORT_CHUNK_RECORDS *
+		(st->inputs.ncols * (sizeof(Datum) + sizeof(bool)) + sizeof(uint8));
+}
+
+/* bytes of the KeyInputs chunks that n records need and are not yet taken */
+static Size
+unallocated_inputs_bytes(GpuSortState *st, size_t n)
+{
+	size_t		chunks = (n + GPUSORT_CHUNK_RECORDS - 1) / GPUSORT_CHUNK_RECORDS;
+
+	if (!st->layout.generic || chunks <= st->inputs.nchunks)
+		return 0;
+	return (chunks - st->inputs.nchunks) * inputs_chunk_bytes(st);
+}
+
 /*
  * Bytes the sort would hold with n records and `more` bytes of arena beyond
  * what it has: tuples, keys and the sort's workspace.
@@ -263,7 +298,7 @@ projected_memory(GpuSortState *st, size_t n, Size more)
 	Size		bytes;
 
 	bytes = st->arena_bytes + more + n * sizeof(MinimalTuple) +
-		st->inputs_bytes +
+		st->inputs_bytes + unallocated_inputs_bytes(st, n) +
 		n * words * sizeof(uint64) +	/* keys */
 		n * sizeof(uint32);		/* permutation */
 
@@ -439,8 +474,9 @@ start_engine(GpuSortState *st)
 
 	/* key threads may be writing into the old engine's chunks */
 	if (st->pool)
-	{
 		keythreads_wait_all(st->pool);
+	if (st->chunk_tasks)
+	{
 		memset(st->chunk_tasks, 0, sizeof(KeyTaskGroup) * MAX_CHUNKS);
 		memset(st->chunk_builds, 0, sizeof(ChunkBuild *) * MAX_CHUNKS);
 	}
@@ -490,36 +526,93 @@ engine_failed(GpuSortState *st, const char *why)
 		switch_to_tuplesort(st, why);
 }
 
-/* Keep the key column datums of records ninputs .. upto-1 (generic layouts). */
+/* Take the KeyInputs chunks that records below upto need (generic layouts). */
 static void
-store_inputs(GpuSortState *st, size_t upto)
+alloc_inputs(GpuSortState *st, size_t upto)
 {
 	KeyInputs  *in = &st->inputs;
 	const size_t chunk_records = GPUSORT_CHUNK_RECORDS;
 
-	while (st->ninputs < upto)
+	while (in->nchunks * chunk_records < upto)
 	{
-		size_t		i = st->ninputs;
-		size_t		chunkno = i / chunk_records;
-		size_t		off = (i % chunk_records) * in->ncols;
+		size_t		chunkno = in->nchunks;
 
-		if (chunkno == in->nchunks)
-		{
-			Size		values = sizeof(Datum) * chunk_records * in->ncols;
-			Size		nulls = sizeof(bool) * chunk_records * in->ncols;
-
-			in->values[chunkno] = sort_alloc(st, values);
-			in->isnull[chunkno] = sort_alloc(st, nulls);
-			in->nchunks++;
-			st->inputs_bytes += values + nulls;
-		}
-		ExecStoreMinimalTuple(st->tuples[i], st->work_slot, false);
-		key_store_inputs(&st->layout, st->work_slot,
-						 in->values[chunkno] + off, in->isnull[chunkno] + off,
-						 st->sortcxt, &st->inputs_bytes);
-		st->ninputs++;
+		in->values[chunkno] = sort_alloc(st, sizeof(Datum) * chunk_records * in->ncols);
+		in->isnull[chunkno] = sort_alloc(st, sizeof(bool) * chunk_records * in->ncols);
+		st->input_states[chunkno] = sort_alloc(st, chunk_records);
+		memset(st->input_states[chunkno], INPUTS_TO_DEFORM, chunk_records);
+		in->nchunks++;
+		st->inputs_bytes += inputs_chunk_bytes(st);
 	}
+}
+
+static inline Datum *
+record_inputs_values(KeyInputs *in, size_t i)
+{
+	return in->values[i / in->chunk_records] + (i % in->chunk_records) * in->ncols;
+}
+
+static inline bool *
+record_inputs_isnull(KeyInputs *in, size_t i)
+{
+	return in->isnull[i / in->chunk_records] + (i % in->chunk_records) * in->ncols;
+}
+
+/* The backend keeps record i's key column datums, detoasted. */
+static void
+store_record_inputs(GpuSortState *st, size_t i)
+{
+	KeyInputs  *in = &st->inputs;
+
+	ExecStoreMinimalTuple(st->tuples[i], st->work_slot, false);
+	key_store_inputs(&st->layout, st->work_slot,
+					 record_inputs_values(in, i), record_inputs_isnull(in, i),
+					 st->sortcxt, &st->inputs_bytes);
+	st->input_states[i / in->chunk_records][i % in->chunk_records] = INPUTS_STORED;
+}
+
+/* Keep the key column datums of records ninputs .. upto-1 (generic layouts). */
+static void
+store_inputs(GpuSortState *st, size_t upto)
+{
+	alloc_inputs(st, upto);
+	for (; st->ninputs < upto; st->ninputs++)
+		store_record_inputs(st, st->ninputs);
 	ExecClearTuple(st->work_slot);
+}
+
+/*
+ * Build record i's prefix into the chunk's key buffer, taking its datums
+ * from the tuple first if no one has.  False if the key could not be built
+ * (the context says why), or, with *for_backend set, if the datums need
+ * the backend.
+ */
+static bool
+build_record_key(KeyBuildContext *ctx, ChunkBuild *cb, size_t i, bool *for_backend)
+{
+	uint8	   *state = &cb->input_state[i - cb->first];
+	Datum	   *values = record_inputs_values(cb->inputs, i);
+	bool	   *isnull = record_inputs_isnull(cb->inputs, i);
+	uint8		bytes[GPUSORT_MAX_KEY_BYTES];
+	bool		ended;
+
+	*for_backend = false;
+	if (*state != INPUTS_STORED)
+	{
+		if (cb->tuples == NULL ||
+			!key_deform_inputs(cb->layout, cb->tuples[i], values, isnull))
+		{
+			*state = INPUTS_FOR_BACKEND;
+			*for_backend = true;
+			return false;
+		}
+		*state = INPUTS_STORED;
+	}
+	if (!key_build_window(ctx, values, isnull, 0, cb->key_bytes, bytes, &ended))
+		return false;
+	key_bytes_to_words(bytes, cb->key_words,
+					   cb->keys + (i - cb->first) * cb->key_words);
+	return true;
 }
 
 /* a key-building task: the prefixes of records [from, to) of one chunk */
@@ -530,27 +623,52 @@ build_chunk_keys(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 
 	for (size_t i = from; i < to; i++)
 	{
-		uint8		bytes[GPUSORT_MAX_KEY_BYTES];
-		bool		ended;
+		bool		for_backend;
 
 		if ((i & 63) == 0 && key_build_stopped(ctx))
 			return false;
-
-		if (!key_build_window(ctx, key_inputs_values(cb->inputs, i),
-							  key_inputs_isnull(cb->inputs, i),
-							  0, cb->key_bytes, bytes, &ended))
+		if (!build_record_key(ctx, cb, i, &for_backend) && !for_backend)
 			return false;
-		key_bytes_to_words(bytes, cb->key_words,
-						   cb->keys + (i - cb->first) * cb->key_words);
 	}
 	return true;
 }
 
 /*
- * encode_records() for generic layouts: the backend keeps each record's
- * datums and queues the building of its key; the key threads build while
- * the backend reads on.  A chunk is submitted once full and built; at the
- * end, the backend waits for (and helps with) what is left.
+ * After the key threads are done with a chunk: the records whose datums
+ * only the backend can take (detoasting, added columns), and their keys.
+ */
+static bool
+finish_chunk_inputs(GpuSortState *st, ChunkBuild *cb, size_t end)
+{
+	uint8	   *states = cb->input_state;
+	KeyBuildContext *ctx = keythreads_backend_context(st->pool);
+	bool		ok = true;
+
+	for (size_t i = cb->first; i < end && ok; i++)
+	{
+		uint8	   *next = memchr(states + (i - cb->first), INPUTS_FOR_BACKEND, end - i);
+		bool		for_backend;
+
+		if (next == NULL)
+			break;
+		i = cb->first + (next - states);
+		store_record_inputs(st, i);
+		ok = build_record_key(ctx, cb, i, &for_backend);
+	}
+	ExecClearTuple(st->work_slot);
+	if (!ok)
+		switch_to_tuplesort(st, psprintf("key building failed: %s",
+										 key_build_error(ctx)));
+	return ok;
+}
+
+/*
+ * encode_records() for generic layouts: the building of each record's key
+ * is queued to the key threads.  With collation keys, the backend keeps
+ * each record's datums and the threads build while it reads on; other keys
+ * are queued at the end, when the threads take the datums from the tuples
+ * too.  A chunk is submitted once full and built; at the end, the backend
+ * waits for (and helps with) what is left.
  */
 static void
 encode_generic(GpuSortState *st, bool final)
@@ -565,10 +683,7 @@ encode_generic(GpuSortState *st, bool final)
 	 * unless gpusort.key_overlap is off.
 	 */
 	if (!final && !st->layout.costly_keys)
-	{
-		store_inputs(st, st->ntuples);
 		return;
-	}
 
 	while (st->tuplesort == NULL)
 	{
@@ -592,15 +707,21 @@ encode_generic(GpuSortState *st, bool final)
 					restarted = true;
 					break;
 				}
+				alloc_inputs(st, chunk_end);
 				cb = MemoryContextAlloc(st->sortcxt, sizeof(ChunkBuild));
 				cb->inputs = &st->inputs;
+				cb->input_state = st->input_states[chunkno];
+				/* the tuple array moves while it grows: only once it ended */
+				cb->tuples = final ? st->tuples : NULL;
+				cb->layout = &st->layout;
 				cb->keys = keys;
 				cb->first = chunkno * chunk_records;
 				cb->key_bytes = st->layout.key_bytes;
 				cb->key_words = st->layout.key_words;
 				st->chunk_builds[chunkno] = cb;
 			}
-			store_inputs(st, chunk_end);
+			if (st->layout.costly_keys)
+				store_inputs(st, chunk_end);
 			keythreads_submit(st->pool, &st->chunk_tasks[chunkno], build_chunk_keys, cb,
 							  st->nencoded, chunk_end);
 			st->nencoded = chunk_end;
@@ -625,6 +746,8 @@ encode_generic(GpuSortState *st, bool final)
 												 keythreads_failure(st->pool)));
 				break;
 			}
+			if (!finish_chunk_inputs(st, st->chunk_builds[chunkno], chunk_end))
+				break;
 			if (!st->engine->methods->submit(st->engine, chunkno,
 											 chunk_end - chunkno * chunk_records, &why))
 			{
@@ -637,6 +760,170 @@ encode_generic(GpuSortState *st, bool final)
 		if (!restarted)
 			break;
 	}
+}
+
+/*
+ * Fixed layouts of large inputs: the keys past the first
+ * PARALLEL_ENCODE_FROM records are encoded once the input has ended, by
+ * the key threads and the backend together, rather than by the backend
+ * between reading rows (reading is the backend's own work, which threads
+ * cannot share).  Smaller inputs are encoded as they are read.
+ */
+#define PARALLEL_ENCODE_FROM	(2 * GPUSORT_CHUNK_RECORDS)
+
+/* a key-encoding task's view of one engine chunk (fixed layouts) */
+typedef struct ChunkEncode
+{
+	KeyLayout  *layout;
+	MinimalTuple *tuples;		/* the arena's tuples (the input has ended) */
+	uint64	   *keys;			/* the engine's buffer for the chunk */
+	size_t		first;			/* record index of the chunk's first key */
+	size_t		from;			/* records from .. to-1 are this task's */
+	size_t		to;
+	Datum	   *values;			/* room for one record's column datums */
+	bool	   *isnull;
+	bool	   *null_seen;		/* per column: NULL where the key has no
+								 * NULL byte */
+	bool		needs_backend;	/* a tuple lacks key columns */
+} ChunkEncode;
+
+static bool
+encode_chunk_keys(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+{
+	ChunkEncode *ce = (ChunkEncode *) arg;
+	int			words = ce->layout->key_words;
+
+	for (size_t i = from; i < to; i++)
+	{
+		KeyEncodeResult result = key_encode_record(ce->layout, ce->tuples[i],
+												   ce->values, ce->isnull,
+												   ce->null_seen,
+												   ce->keys + (i - ce->first) * words);
+
+		/* a new layout means encoding every key again: stop here */
+		if (result == KEY_NEEDS_NULL_BYTE)
+			break;
+		if (result == KEY_NEEDS_BACKEND)
+		{
+			ce->needs_backend = true;
+			break;
+		}
+	}
+	return true;
+}
+
+/* The key threads, started the first time a sort wants them. */
+static void
+start_key_threads(GpuSortState *st)
+{
+	if (st->pool)
+		return;
+	st->threadcxt = AllocSetContextCreate(st->sortcxt, "GpuSort key threads",
+										  ALLOCSET_SMALL_SIZES);
+	st->pool = keythreads_start(&st->layout, keythreads_wanted(), st->threadcxt);
+	st->stats.key_threads = keythreads_count(st->pool);
+}
+
+/*
+ * Encode records nencoded .. ntuples-1 of a fixed layout in the key
+ * threads and submit every chunk; the input has ended.  Tuples the
+ * threads cannot read are encoded by the backend, and a NULL where the
+ * layout has no NULL byte places the layout again and starts over.
+ */
+static void
+encode_fixed_in_threads(GpuSortState *st)
+{
+	const size_t chunk_records = GPUSORT_CHUNK_RECORDS;
+	KeyLayout  *layout = &st->layout;
+	MemoryContext oldcxt = MemoryContextSwitchTo(st->sortcxt);
+
+	start_key_threads(st);
+	while (st->tuplesort == NULL)
+	{
+		size_t		nchunks = (st->ntuples - st->nencoded + chunk_records - 1) / chunk_records + 1;
+		ChunkEncode *tasks = palloc0(sizeof(ChunkEncode) * nchunks);
+		int			ntasks = 0;
+		KeyTaskGroup group = {0};
+		bool		restarted = false;
+		bool		relayout = false;
+
+		/* 1: a buffer for every chunk, and a task encoding into it */
+		for (size_t from = st->nencoded; from < st->ntuples;)
+		{
+			size_t		chunkno = from / chunk_records;
+			size_t		to = Min(st->ntuples, (chunkno + 1) * chunk_records);
+			ChunkEncode *ce = &tasks[ntasks++];
+			char	   *why = NULL;
+
+			ce->keys = st->engine->methods->chunk(st->engine, chunkno, &why);
+			if (ce->keys == NULL)
+			{
+				keythreads_wait(st->pool, &group);
+				engine_failed(st, why);
+				restarted = true;
+				break;
+			}
+			ce->layout = layout;
+			ce->tuples = st->tuples;
+			ce->first = chunkno * chunk_records;
+			ce->from = from;
+			ce->to = to;
+			ce->values = palloc(sizeof(Datum) * layout->ncols);
+			ce->isnull = palloc(sizeof(bool) * layout->ncols);
+			ce->null_seen = palloc0(sizeof(bool) * layout->ncols);
+			keythreads_submit(st->pool, &group, encode_chunk_keys, ce, from, to);
+			from = to;
+		}
+		if (restarted)
+			continue;
+		keythreads_wait(st->pool, &group);
+
+		/* 2: what the threads left to the backend or to a new layout */
+		for (int t = 0; t < ntasks && !relayout; t++)
+		{
+			ChunkEncode *ce = &tasks[t];
+
+			for (int c = 0; c < layout->ncols; c++)
+			{
+				if (ce->null_seen[c])
+				{
+					layout->cols[c].null_byte = true;
+					relayout = true;
+				}
+			}
+			for (size_t i = ce->from; i < ce->to && ce->needs_backend && !relayout; i++)
+				relayout = !key_encode_tuple(layout, st->tuples[i], st->work_slot,
+											 ce->keys + (i - ce->first) * layout->key_words);
+		}
+		ExecClearTuple(st->work_slot);
+		if (relayout)
+		{
+			key_layout_place(layout);
+			start_engine(st);	/* from the first record */
+			continue;
+		}
+		st->nencoded = st->ntuples;
+
+		/* 3: submit the chunks in order */
+		while (st->nsubmitted < st->ntuples)
+		{
+			size_t		chunkno = st->nsubmitted / chunk_records;
+			size_t		chunk_end = Min(st->ntuples, (chunkno + 1) * chunk_records);
+			char	   *why = NULL;
+
+			if (!st->engine->methods->submit(st->engine, chunkno,
+											 chunk_end - chunkno * chunk_records, &why))
+			{
+				engine_failed(st, why);
+				restarted = true;
+				break;
+			}
+			st->nsubmitted = chunk_end;
+		}
+		if (!restarted)
+			break;
+	}
+	MemoryContextSwitchTo(oldcxt);
 }
 
 /*
@@ -656,6 +943,13 @@ encode_records(GpuSortState *st, bool final)
 	if (st->layout.generic)
 	{
 		encode_generic(st, final);
+		st->stats.encode_ms += elapsed_ms(start);
+		return;
+	}
+	if (st->nencoded >= PARALLEL_ENCODE_FROM && keythreads_wanted() > 0)
+	{
+		if (final)
+			encode_fixed_in_threads(st);
 		st->stats.encode_ms += elapsed_ms(start);
 		return;
 	}
@@ -722,6 +1016,7 @@ static void
 forget_key_inputs(GpuSortState *st)
 {
 	memset(&st->inputs, 0, sizeof(st->inputs));
+	st->input_states = NULL;
 	st->ninputs = 0;
 	st->inputs_bytes = 0;
 	st->threadcxt = NULL;
@@ -741,12 +1036,10 @@ start_key_inputs(GpuSortState *st)
 	in->nchunks = 0;
 	in->values = MemoryContextAllocZero(st->sortcxt, sizeof(Datum *) * MAX_CHUNKS);
 	in->isnull = MemoryContextAllocZero(st->sortcxt, sizeof(bool *) * MAX_CHUNKS);
+	st->input_states = MemoryContextAllocZero(st->sortcxt, sizeof(uint8 *) * MAX_CHUNKS);
 	st->chunk_tasks = MemoryContextAllocZero(st->sortcxt, sizeof(KeyTaskGroup) * MAX_CHUNKS);
 	st->chunk_builds = MemoryContextAllocZero(st->sortcxt, sizeof(ChunkBuild *) * MAX_CHUNKS);
-	st->threadcxt = AllocSetContextCreate(st->sortcxt, "GpuSort key threads",
-										  ALLOCSET_SMALL_SIZES);
-	st->pool = keythreads_start(&st->layout, keythreads_wanted(), st->threadcxt);
-	st->stats.key_threads = keythreads_count(st->pool);
+	start_key_threads(st);
 }
 
 static void
