@@ -178,8 +178,9 @@ _PG_init(void)
 							NULL, hostmem_assign_cache_limit, NULL);
 
 	DefineCustomIntVariable("gpusort.key_threads",
-							"Threads that build collation keys (strxfrm, ICU sort keys) "
-							"beside the backend; -1 means half the CPUs, at most 16.",
+							"Threads that build sort keys (collation keys while the input is "
+							"read, the others after it) beside the backend; -1 means half the "
+							"CPUs, at most 16.",
 							"0 builds every key in the backend itself.",
 							&gpusort_key_threads,
 							-1, -1, 64,

@@ -7,9 +7,12 @@
  * Collation keys are the costliest per-row work of a text sort (glibc's
  * strxfrm takes about a microsecond for a 32-character string, more than
  * the GPU spends per record), so a sort that needs them builds them in a
- * few threads while the backend goes on reading its input.  The threads
- * run only code that never calls into PostgreSQL (KeyTaskFn); every
- * PostgreSQL call (deforming, detoasting, errors) stays in the backend.
+ * few threads while the backend goes on reading its input.  Other keys are
+ * encoded in the threads once the input has ended, and the sorted tuple
+ * pointers are gathered there.  The threads run only code that never calls
+ * into PostgreSQL (KeyTaskFn): they walk tuples with the same arithmetic as
+ * heap_deform_tuple, but every PostgreSQL call (detoasting, slots, errors)
+ * stays in the backend.
  * They block every signal, so signals keep going to the backend.
  *
  * The pool belongs to a memory context of the sort: deleting or resetting
