@@ -526,6 +526,26 @@ engine_failed(GpuSortState *st, const char *why)
 		switch_to_tuplesort(st, why);
 }
 
+/*
+ * Hand chunk chunkno, records up to chunk_end, to the engine.  False if
+ * the engine failed: it was replaced (engine_failed), and encoding starts
+ * over from the first record.
+ */
+static bool
+submit_chunk(GpuSortState *st, size_t chunkno, size_t chunk_end)
+{
+	char	   *why = NULL;
+
+	if (!st->engine->methods->submit(st->engine, chunkno,
+									 chunk_end - chunkno * GPUSORT_CHUNK_RECORDS, &why))
+	{
+		engine_failed(st, why);
+		return false;
+	}
+	st->nsubmitted = chunk_end;
+	return true;
+}
+
 /* Take the KeyInputs chunks that records below upto need (generic layouts). */
 static void
 alloc_inputs(GpuSortState *st, size_t upto)
@@ -734,7 +754,6 @@ encode_generic(GpuSortState *st, bool final)
 		{
 			size_t		chunkno = st->nsubmitted / chunk_records;
 			size_t		chunk_end = Min(st->nencoded, (chunkno + 1) * chunk_records);
-			char	   *why = NULL;
 
 			if (!final && (chunk_end % chunk_records != 0 ||
 						   !keythreads_group_done(st->pool, &st->chunk_tasks[chunkno])))
@@ -748,14 +767,11 @@ encode_generic(GpuSortState *st, bool final)
 			}
 			if (!finish_chunk_inputs(st, st->chunk_builds[chunkno], chunk_end))
 				break;
-			if (!st->engine->methods->submit(st->engine, chunkno,
-											 chunk_end - chunkno * chunk_records, &why))
+			if (!submit_chunk(st, chunkno, chunk_end))
 			{
-				engine_failed(st, why);
 				restarted = true;
 				break;
 			}
-			st->nsubmitted = chunk_end;
 		}
 		if (!restarted)
 			break;
@@ -905,20 +921,12 @@ encode_fixed_in_threads(GpuSortState *st)
 		st->nencoded = st->ntuples;
 
 		/* 3: submit the chunks in order */
-		while (st->nsubmitted < st->ntuples)
+		while (st->nsubmitted < st->ntuples && !restarted)
 		{
 			size_t		chunkno = st->nsubmitted / chunk_records;
-			size_t		chunk_end = Min(st->ntuples, (chunkno + 1) * chunk_records);
-			char	   *why = NULL;
 
-			if (!st->engine->methods->submit(st->engine, chunkno,
-											 chunk_end - chunkno * chunk_records, &why))
-			{
-				engine_failed(st, why);
-				restarted = true;
-				break;
-			}
-			st->nsubmitted = chunk_end;
+			restarted = !submit_chunk(st, chunkno,
+									  Min(st->ntuples, (chunkno + 1) * chunk_records));
 		}
 		if (!restarted)
 			break;
@@ -990,18 +998,9 @@ encode_records(GpuSortState *st, bool final)
 		}
 
 		/* submit a full chunk, or the last one when the input has ended */
-		if (chunk_end % chunk_records == 0 || final)
-		{
-			if (!st->engine->methods->submit(st->engine, chunkno,
-											 chunk_end - chunkno * chunk_records, &why))
-			{
-				engine_failed(st, why);
-				continue;
-			}
-			st->nsubmitted = chunk_end;
-		}
-		else
+		if (chunk_end % chunk_records != 0 && !final)
 			break;
+		(void) submit_chunk(st, chunkno, chunk_end);
 	}
 	st->stats.encode_ms += elapsed_ms(start);
 }
