@@ -385,6 +385,27 @@ key_layout_describe(const KeyLayout *layout)
 	return layout->verify ? "prefix, refined, libc-checked" : "prefix, refined";
 }
 
+/* where a MinimalTuple's attribute data begins */
+static inline const char *
+tuple_data(MinimalTuple tuple)
+{
+	return (const char *) tuple + tuple->t_hoff - MINIMAL_TUPLE_OFFSET;
+}
+
+/*
+ * The tuple's data if its key columns can be read in place, at the
+ * layout's fixed offsets (layout->direct): the tuple has no NULLs and all
+ * of those columns.  Else NULL.
+ */
+static inline const char *
+direct_key_data(const KeyLayout *layout, MinimalTuple tuple)
+{
+	if (layout->direct && !(tuple->t_infomask & HEAP_HASNULL) &&
+		HeapTupleHeaderGetNatts(tuple) >= layout->max_attno)
+		return tuple_data(tuple);
+	return NULL;
+}
+
 /* a datum key_store_inputs() would detoast: the builders cannot */
 static inline bool
 key_input_needs_detoast(const KeyColumn *col, Datum value)
@@ -439,7 +460,7 @@ static bool
 deform_key_columns(const KeyLayout *layout, MinimalTuple tuple, int ncols,
 				   Datum *values, bool *isnull, bool check_detoast)
 {
-	const char *data = (const char *) tuple + tuple->t_hoff - MINIMAL_TUPLE_OFFSET;
+	const char *data = tuple_data(tuple);
 	const bits8 *nullbits = tuple->t_bits;
 	bool		hasnulls = (tuple->t_infomask & HEAP_HASNULL) != 0;
 	uint32		off = 0;
@@ -689,13 +710,10 @@ bool
 key_encode_tuple(KeyLayout *layout, MinimalTuple tuple, TupleTableSlot *slot,
 				 uint64 *key)
 {
-	if (layout->direct && !(tuple->t_infomask & HEAP_HASNULL) &&
-		HeapTupleHeaderGetNatts(tuple) >= layout->max_attno)
-	{
-		const char *data = (const char *) tuple + tuple->t_hoff - MINIMAL_TUPLE_OFFSET;
+	const char *data = direct_key_data(layout, tuple);
 
+	if (data)
 		return encode_key(layout, NULL, data, NULL, NULL, key);
-	}
 	ExecStoreMinimalTuple(tuple, slot, false);
 	return key_encode_slot(layout, slot, key);
 }
@@ -713,12 +731,10 @@ key_encode_record(KeyLayout *layout, MinimalTuple tuple, Datum *values,
 				  bool *isnull, bool *null_seen, uint64 *key)
 {
 	KeyEncodeResult result = KEY_ENCODED;
+	const char *data = direct_key_data(layout, tuple);
 
-	if (layout->direct && !(tuple->t_infomask & HEAP_HASNULL) &&
-		HeapTupleHeaderGetNatts(tuple) >= layout->max_attno)
+	if (data)
 	{
-		const char *data = (const char *) tuple + tuple->t_hoff - MINIMAL_TUPLE_OFFSET;
-
 		(void) encode_key(layout, NULL, data, NULL, NULL, key);
 		return KEY_ENCODED;
 	}

@@ -237,13 +237,13 @@ typedef struct KeyInputs
 	int			ncols;			/* = layout->full_cols */
 } KeyInputs;
 
-static inline const Datum *
+static inline Datum *
 key_inputs_values(const KeyInputs *in, size_t i)
 {
 	return in->values[i / in->chunk_records] + (i % in->chunk_records) * in->ncols;
 }
 
-static inline const bool *
+static inline bool *
 key_inputs_isnull(const KeyInputs *in, size_t i)
 {
 	return in->isnull[i / in->chunk_records] + (i % in->chunk_records) * in->ncols;

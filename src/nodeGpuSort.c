@@ -566,18 +566,6 @@ alloc_inputs(GpuSortState *st, size_t upto)
 	}
 }
 
-static inline Datum *
-record_inputs_values(KeyInputs *in, size_t i)
-{
-	return in->values[i / in->chunk_records] + (i % in->chunk_records) * in->ncols;
-}
-
-static inline bool *
-record_inputs_isnull(KeyInputs *in, size_t i)
-{
-	return in->isnull[i / in->chunk_records] + (i % in->chunk_records) * in->ncols;
-}
-
 /* The backend keeps record i's key column datums, detoasted. */
 static void
 store_record_inputs(GpuSortState *st, size_t i)
@@ -586,7 +574,7 @@ store_record_inputs(GpuSortState *st, size_t i)
 
 	ExecStoreMinimalTuple(st->tuples[i], st->work_slot, false);
 	key_store_inputs(&st->layout, st->work_slot,
-					 record_inputs_values(in, i), record_inputs_isnull(in, i),
+					 key_inputs_values(in, i), key_inputs_isnull(in, i),
 					 st->sortcxt, &st->inputs_bytes);
 	st->input_states[i / in->chunk_records][i % in->chunk_records] = INPUTS_STORED;
 }
@@ -611,8 +599,8 @@ static bool
 build_record_key(KeyBuildContext *ctx, ChunkBuild *cb, size_t i, bool *for_backend)
 {
 	uint8	   *state = &cb->input_state[i - cb->first];
-	Datum	   *values = record_inputs_values(cb->inputs, i);
-	bool	   *isnull = record_inputs_isnull(cb->inputs, i);
+	Datum	   *values = key_inputs_values(cb->inputs, i);
+	bool	   *isnull = key_inputs_isnull(cb->inputs, i);
 	uint8		bytes[GPUSORT_MAX_KEY_BYTES];
 	bool		ended;
 
