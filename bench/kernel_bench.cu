@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <string>
 #include <vector>
 
 #include <cub/device/device_radix_sort.cuh>
@@ -123,17 +124,23 @@ struct Bench
 	gs::GsContext ctx;
 };
 
-/* median device time of one algorithm (ms) */
+/*
+ * Median device time of one algorithm (ms).  If phases is given, one more
+ * run with a phase timer attached describes where the time goes.
+ */
 static double
 time_device(Bench &b, int kw, GsCudaAlgorithm algo, const uint64_t *src, uint64_t *keys,
-			uint32_t *perm, size_t n, int *presorted)
+			uint32_t *perm, size_t n, int *presorted, std::string *phases = nullptr)
 {
 	std::vector<double> t;
+	gs::GsPhaseTimer timer;
 
-	for (int r = 0; r < b.runs + 1; r++)
+	for (int r = 0; r < b.runs + 1 + (phases ? 1 : 0); r++)
 	{
 		float		ms;
+		bool		timed = phases && r == b.runs + 1;
 
+		b.ctx.timer = timed ? &timer : nullptr;
 		CK(cudaMemcpyAsync(keys, src, n * kw * sizeof(uint64_t), cudaMemcpyDeviceToDevice, b.stream));
 		CK(cudaEventRecord(b.e0, b.stream));
 		try
@@ -148,7 +155,23 @@ time_device(Bench &b, int kw, GsCudaAlgorithm algo, const uint64_t *src, uint64_
 		CK(cudaEventRecord(b.e1, b.stream));
 		CK(cudaEventSynchronize(b.e1));
 		CK(cudaEventElapsedTime(&ms, b.e0, b.e1));
-		if (r > 0)				/* the first run warms up */
+		b.ctx.timer = nullptr;
+		if (timed)
+		{
+			char		buf[96];
+
+			for (size_t i = 0; i < timer.events.size(); i++)
+			{
+				float		phase_ms;
+
+				CK(cudaEventElapsedTime(&phase_ms, timer.events[i],
+										i + 1 < timer.events.size() ? timer.events[i + 1] : b.e1));
+				snprintf(buf, sizeof(buf), "%s%s %.2f", i ? ", " : "", timer.names[i], phase_ms);
+				*phases += buf;
+				CK(cudaEventDestroy(timer.events[i]));
+			}
+		}
+		else if (r > 0)			/* the first run warms up */
 			t.push_back(ms);
 	}
 	return median(t);
@@ -286,6 +309,7 @@ main(int argc, char **argv)
 		   "bucket e2e | radix e2e | presorted |\n");
 	printf("|---|---|---|---|---|---|---|---|---|\n");
 	fflush(stdout);
+	std::vector<std::string> phase_rows;
 
 	for (size_t n : {(size_t) 10000000, (size_t) 100000000})
 	{
@@ -316,7 +340,12 @@ main(int argc, char **argv)
 				generate_kernel<<<4096, 256>>>(src, n, kw, d, 0x5EED + d * 17 + kw);
 				CK(cudaDeviceSynchronize());
 
-				tb = time_device(b, kw, GSCUDA_ALGO_BUCKET, src, keys, perm, n, &pre);
+				std::string phases;
+
+				tb = time_device(b, kw, GSCUDA_ALGO_BUCKET, src, keys, perm, n, &pre, &phases);
+				phase_rows.push_back("| " + std::to_string(kw * 8) + " | " +
+									 std::to_string(n / 1000000) + "M | " + dist_names[d] +
+									 " | " + phases + " |");
 				tr = time_device(b, kw, GSCUDA_ALGO_RADIX, src, keys, perm, n, &pre);
 				if (kw == 1)
 					tc = time_cub(b, src, keys, n);
@@ -350,5 +379,9 @@ main(int argc, char **argv)
 			}
 		}
 	}
+	printf("\nBucket sort phases (one run, ms, from events between the phases):\n\n");
+	printf("| key bytes | records | distribution | phases |\n|---|---|---|---|\n");
+	for (const std::string &row : phase_rows)
+		printf("%s\n", row.c_str());
 	return 0;
 }

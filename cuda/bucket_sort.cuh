@@ -6,8 +6,7 @@
  *
  * Steps (the paper's numbering):
  *	1-2. tile_sort_kernel: each block sorts a tile of TILE records in shared
- *		 memory (cub::BlockRadixSort for one-word keys, over only the bits
- *		 that vary in the tile; cub::BlockMergeSort for wider keys) and
+ *		 memory (BlockKeySort, below) and
  *	3.	 writes SAMPLES equidistant records of it as samples.
  *	4.	 the samples are sorted (radix_sort_values, CUB) and
  *	5.	 B-1 equidistant ones become the global splitters.
@@ -30,10 +29,39 @@
  * sorted, so equal keys already come in index order and a stable sort by key
  * yields (key, index) order.
  *
- * A bucket larger than a tile (possible when n is so large that the number
- * of buckets is capped, see choose_buckets) is sorted instead by the CUB
- * radix sort, all such buckets together: they are key ranges in order, so
- * sorting their union by (key, index) sorts each one in place.
+ * The block sort.  A key of N words is sorted in shared memory as one
+ * 64-bit radix key, its "window": the 64 bits that start at the highest bit
+ * in which the block's keys differ (bits above it are equal in the whole
+ * block).  When no key differs below the window, sorting the windows sorts
+ * the keys; otherwise the block checks its sorted neighbours and, only if
+ * two different keys share a window, sorts again with a merge sort of the
+ * whole keys.  So a 32-byte key costs about what an 8-byte one does,
+ * unless the block's keys agree on 64 leading bits and differ after them.
+ *
+ * Bucket sizes.  The deterministic bound holds for any number of buckets
+ * B: a bucket holds at most n/B + n/SAMPLES records.  For B up to SAMPLES
+ * (the paper's choice, B = s) the buckets are all close to n/B; this
+ * implementation takes many more buckets, so that they fit a block, and
+ * then most are close to n/B but some reach the n/SAMPLES part of the
+ * bound: a tile's samples sit at fixed ranks of it, so the samples of all
+ * tiles come in clusters (every tile's first record, every tile's 33rd,
+ * ...) that are far apart near the ends of the key range.  The number of
+ * buckets is also capped (GS_MAX_BUCKETS: the locate and relocate kernels
+ * keep per-bucket arrays in shared memory, and the count matrix grows as
+ * tiles x buckets), so above about 25M one-word (12M wider) records all
+ * buckets outgrow a tile; choose_buckets() then makes few coarse ones.
+ *
+ * Second level.  A bucket larger than a block is split again
+ * (split_kernel): its own sub-splitters come from a sample of its records
+ * (see split_buckets), each record finds its sub-bucket by
+ * binary search, and a stable scatter (a block radix sort of the
+ * sub-bucket numbers, then a scan of the (sub-bucket, chunk) counts) moves
+ * the records so that every sub-bucket is contiguous and in its original
+ * order.  Sub-buckets are then sorted like buckets.  Whatever still does
+ * not fit a block (the sub-splitters come from a sample, so now and then a
+ * sub-bucket overflows) is sorted by the CUB radix sort, all such ranges together: they are key
+ * ranges in order, so sorting their union by (key, index) sorts each one in
+ * place.
  *
  * Tiles can be sorted as soon as their records are on the device
  * (bucket_sort_tiles), which gscuda_sort_submit() does chunk by chunk;
@@ -44,6 +72,8 @@
 #ifndef GS_BUCKET_SORT_CUH
 #define GS_BUCKET_SORT_CUH
 
+#include <algorithm>
+#include <map>
 #include <vector>
 
 #include <cub/block/block_merge_sort.cuh>
@@ -59,21 +89,63 @@ namespace gs
 
 /* Most buckets the locate and relocate kernels handle (shared memory). */
 #define GS_MAX_BUCKETS 4096
+/* Most sub-buckets a bucket is split into at the second level. */
+#define GS_MAX_SUBBUCKETS 256
+/* Records between two samples of a tile. */
+#define GS_SAMPLE_STEP 32
 
 /*
- * The block sort of a tile or a bucket.  One-word keys: radix sort of the
- * bits that vary, output striped (thread t holds ranks t, t+THREADS, ...,
- * so stores coalesce).  Wider keys: merge sort, which costs log2(TILE)
- * merge steps instead of 64*N/RADIX_BITS digit passes, output blocked.
+ * Tests only (gscuda_set_bucket_limit): treat buckets larger than this as
+ * too large for a block, so that small inputs take the second level and
+ * the radix fallback.  0: the tile size.
  */
+inline size_t bucket_limit_override = 0;
+
+/* Block and tile shape for keys of N words. */
 template <int N>
-struct BlockSorter
+struct BucketShape
 {
 	static constexpr int THREADS = 512;
-	static constexpr int ITEMS = 8;
+	static constexpr int ITEMS = N == 1 ? 16 : 8;
 	static constexpr int TILE = THREADS * ITEMS;
-	static constexpr bool STRIPED = false;
-	static constexpr bool USES_BITS = false;
+	static constexpr int SAMPLES = TILE / GS_SAMPLE_STEP;	/* per tile */
+};
+
+/* Rank held in item i of thread t after a block sort. */
+template <int N>
+__device__ __forceinline__ int
+rank_of(int t, int i, bool striped)
+{
+	return striped ? i * BucketShape<N>::THREADS + t : t * BucketShape<N>::ITEMS + i;
+}
+
+/*
+ * The 64 bits of key k that start at bit `top` of word `word` (the
+ * highest bit in which the block's keys differ), as a radix key.
+ */
+template <int N>
+__device__ __forceinline__ uint64_t
+key_window(const uint64_t *k, int word, int top)
+{
+	uint64_t	hi = k[word] << (63 - top);
+
+	if (top < 63 && word + 1 < N)
+		hi |= k[word + 1] >> (top + 1);
+	return hi;
+}
+
+/*
+ * Stable sort of up to TILE records in shared memory by key (see the file
+ * header: a radix sort of 64-bit windows, with a merge sort of the whole
+ * keys when the window does not decide).
+ */
+template <int N>
+struct BlockKeySort
+{
+	using Shape = BucketShape<N>;
+	static constexpr int THREADS = Shape::THREADS;
+	static constexpr int ITEMS = Shape::ITEMS;
+	static constexpr int TILE = Shape::TILE;
 
 	struct KeyLess
 	{
@@ -82,164 +154,211 @@ struct BlockSorter
 			return key_less(a, b);
 		}
 	};
-	using Sort = cub::BlockMergeSort<Key<N>, THREADS, ITEMS, uint32_t>;
-	using TempStorage = typename Sort::TempStorage;
-
-	static __device__ __forceinline__ void
-	sort(TempStorage &temp, Key<N> (&keys)[ITEMS], uint32_t (&idx)[ITEMS], int, int)
+	using Radix = cub::BlockRadixSort<uint64_t, THREADS, ITEMS, uint32_t, 5>;
+	using Merge = cub::BlockMergeSort<Key<N>, THREADS, ITEMS, uint32_t>;
+	struct NoMerge
 	{
-		Sort(temp).StableSort(keys, idx, KeyLess());
-	}
-};
-
-template <>
-struct BlockSorter<1>
-{
-	static constexpr int THREADS = 512;
-	static constexpr int ITEMS = 16;
-	static constexpr int TILE = THREADS * ITEMS;
-	static constexpr bool STRIPED = true;
-	static constexpr bool USES_BITS = true;
-
-	using Sort = cub::BlockRadixSort<uint64_t, THREADS, ITEMS, uint32_t, 5>;
-	using TempStorage = typename Sort::TempStorage;
-
-	static __device__ __forceinline__ void
-	sort(TempStorage &temp, Key<1> (&keys)[ITEMS], uint32_t (&idx)[ITEMS],
-		 int begin_bit, int end_bit)
+	};
+	/* the sorted windows and positions, for the check of neighbours */
+	struct Sorted
 	{
-		uint64_t	k[ITEMS];
+		uint64_t	window[TILE];
+		uint32_t	pos[TILE];
+	};
+	struct NoSorted
+	{
+	};
+
+	struct Storage
+	{
+		union
+		{
+			typename Radix::TempStorage radix;
+			/* one-word windows are the keys: never a tie to resolve */
+			std::conditional_t<N == 1, NoMerge, typename Merge::TempStorage> merge;
+			std::conditional_t<N == 1, NoSorted, Sorted> sorted;
+		}			temp;
+		uint64_t	diff[N];
+	};
+
+	/*
+	 * Sort records [0, valid) of keys (1 <= valid <= TILE; keys points to
+	 * device memory).  On return pos[i] is the position in keys of the
+	 * record of rank rank_of<N>(threadIdx.x, i, *striped); ranks >= valid
+	 * hold padding.
+	 */
+	static __device__ void
+	sort(Storage &s, const Key<N> *keys, int valid, uint32_t (&pos)[ITEMS], bool *striped)
+	{
+		const int	t = threadIdx.x;
+		int			word = -1,
+					top = 0;
+		bool		exact = true;
+		uint64_t	wdiff;
+		uint64_t	win[ITEMS];
+
+		/* which bits differ from record 0's, per word */
+		if (t < N)
+			s.diff[t] = 0;
+		__syncthreads();
+		{
+			const Key<N> first = keys[0];
+			uint64_t	d[N];
+
+#pragma unroll
+			for (int w = 0; w < N; w++)
+				d[w] = 0;
+#pragma unroll
+			for (int i = 0; i < ITEMS; i++)
+			{
+				int			p = t * ITEMS + i;
+
+				if (p < valid)
+				{
+					const Key<N> k = keys[p];
+
+#pragma unroll
+					for (int w = 0; w < N; w++)
+						d[w] |= k.w[w] ^ first.w[w];
+				}
+			}
+#pragma unroll
+			for (int w = 0; w < N; w++)
+			{
+				for (int off = 16; off > 0; off >>= 1)
+					d[w] |= __shfl_xor_sync(0xFFFFFFFFu, d[w], off);
+				if ((t & 31) == 0 && d[w])
+					atomicOr((unsigned long long *) &s.diff[w], (unsigned long long) d[w]);
+			}
+		}
+		__syncthreads();
+
+		/* the window: from the highest differing bit down 64 bits */
+#pragma unroll
+		for (int w = N - 1; w >= 0; w--)
+		{
+			if (s.diff[w])
+				word = w;
+		}
+		if (word < 0)
+		{
+			/* all keys equal: index order is the order */
+#pragma unroll
+			for (int i = 0; i < ITEMS; i++)
+				pos[i] = t * ITEMS + i;
+			*striped = false;
+			return;
+		}
+		top = 63 - __clzll((long long) s.diff[word]);
+		wdiff = key_window<N>(s.diff, word, top);
+#pragma unroll
+		for (int w = 0; w < N; w++)
+		{
+			uint64_t	below;
+
+			if (w <= word)
+				continue;
+			/* bits of word w that the window does not cover */
+			below = (w == word + 1 && top < 63) ? s.diff[w] & ((~(uint64_t) 0) >> (63 - top)) : s.diff[w];
+			if (below)
+				exact = false;
+		}
 
 #pragma unroll
 		for (int i = 0; i < ITEMS; i++)
-			k[i] = keys[i].w[0];
-		Sort(temp).SortBlockedToStriped(k, idx, begin_bit, end_bit);
-#pragma unroll
-		for (int i = 0; i < ITEMS; i++)
-			keys[i].w[0] = k[i];
-	}
-};
-
-/* Records between two samples of a tile. */
-#define GS_SAMPLE_STEP 32
-
-template <int N>
-struct BucketShape
-{
-	using Sorter = BlockSorter<N>;
-	static constexpr int TILE = Sorter::TILE;
-	static constexpr int SAMPLES = TILE / GS_SAMPLE_STEP;	/* per tile */
-};
-
-/* Position in the block of item i of thread t after the block sort. */
-template <int N>
-__device__ __forceinline__ int
-sorted_position(int t, int i)
-{
-	return BlockSorter<N>::STRIPED ? i * BlockSorter<N>::THREADS + t
-		: t * BlockSorter<N>::ITEMS + i;
-}
-
-/* Load records [base, base+valid) blocked, padding with the max key. */
-template <int N>
-__device__ __forceinline__ void
-load_blocked(const Key<N> *keys, const uint32_t *idx_in, size_t base, int valid,
-			 uint32_t first_index, Key<N> (&k)[BlockSorter<N>::ITEMS],
-			 uint32_t (&v)[BlockSorter<N>::ITEMS])
-{
-	constexpr int ITEMS = BlockSorter<N>::ITEMS;
-	int			first = threadIdx.x * ITEMS;
-
-#pragma unroll
-	for (int i = 0; i < ITEMS; i++)
-	{
-		int			p = first + i;
-
-		if (p < valid)
 		{
-			k[i] = keys[base + p];
-			v[i] = idx_in ? idx_in[base + p] : first_index + (uint32_t) p;
+			int			p = t * ITEMS + i;
+
+			pos[i] = p;
+			/* padding: all ones sorts after every window, and stably last */
+			win[i] = p < valid ? key_window<N>(keys[p].w, word, top) : ~(uint64_t) 0;
 		}
-		else
+		Radix(s.temp.radix).SortBlockedToStriped(win, pos, __ffsll((long long) wdiff) - 1, 64);
+		*striped = true;
+
+		if constexpr (N > 1)
 		{
-			k[i] = key_max<N>();
-			v[i] = GS_PAD_INDEX;
+			bool		tie = false;
+
+			if (exact)
+				return;
+			/* do two different keys share a window? */
+			__syncthreads();
+#pragma unroll
+			for (int i = 0; i < ITEMS; i++)
+			{
+				s.temp.sorted.window[i * THREADS + t] = win[i];
+				s.temp.sorted.pos[i * THREADS + t] = pos[i];
+			}
+			__syncthreads();
+#pragma unroll
+			for (int i = 0; i < ITEMS; i++)
+			{
+				int			r = i * THREADS + t;
+
+				if (r > 0 && r < valid && s.temp.sorted.window[r - 1] == win[i] &&
+					!key_equal(keys[s.temp.sorted.pos[r - 1]], keys[pos[i]]))
+					tie = true;
+			}
+			if (__syncthreads_or(tie))
+			{
+				Key<N>		k[ITEMS];
+
+#pragma unroll
+				for (int i = 0; i < ITEMS; i++)
+				{
+					int			p = t * ITEMS + i;
+
+					pos[i] = p;
+					k[i] = p < valid ? keys[p] : key_max<N>();
+				}
+				Merge(s.temp.merge).StableSort(k, pos, KeyLess());
+				*striped = false;
+			}
 		}
 	}
-}
+};
 
 /*
  * Steps 1-3: sort tiles tile_begin.. of records[0..n) into tkeys/tidx and
  * write SAMPLES samples per tile (the max key where a tile is short).
  */
 template <int N>
-__global__ void __launch_bounds__(BlockSorter<N>::THREADS)
+__global__ void __launch_bounds__(BucketShape<N>::THREADS)
 tile_sort_kernel(const Key<N> *keys, size_t n, size_t tile_begin,
 				 Key<N> *tkeys, uint32_t *tidx, Key<N> *skeys, uint32_t *sidx)
 {
-	using Sorter = BlockSorter<N>;
+	using Sorter = BlockKeySort<N>;
 	constexpr int ITEMS = Sorter::ITEMS;
 	constexpr int TILE = Sorter::TILE;
 	extern __shared__ __align__(16) unsigned char smem[];
-	typename Sorter::TempStorage &temp = *reinterpret_cast<typename Sorter::TempStorage *>(smem);
-	__shared__ unsigned long long tile_diff;
+	typename Sorter::Storage &storage = *reinterpret_cast<typename Sorter::Storage *>(smem);
 	size_t		tile = tile_begin + blockIdx.x;
 	size_t		base = tile * TILE;
 	int			valid = (int) (n - base < (size_t) TILE ? n - base : TILE);
-	Key<N>		k[ITEMS];
-	uint32_t	v[ITEMS];
-	int			begin_bit = 0,
-				end_bit = 64;
+	uint32_t	pos[ITEMS];
+	bool		striped;
 
-	load_blocked<N>(keys, nullptr, base, valid, (uint32_t) base, k, v);
-
-	if (Sorter::USES_BITS)
-	{
-		/* sort only the bits in which the tile's keys differ */
-		uint64_t	first = keys[base].w[0];
-		uint64_t	diff = 0;
-
-		if (threadIdx.x == 0)
-			tile_diff = 0;
-		__syncthreads();
-#pragma unroll
-		for (int i = 0; i < ITEMS; i++)
-		{
-			if ((int) threadIdx.x * ITEMS + i < valid)
-				diff |= k[i].w[0] ^ first;
-		}
-		for (int off = 16; off > 0; off >>= 1)
-			diff |= __shfl_xor_sync(0xFFFFFFFFu, diff, off);
-		if ((threadIdx.x & 31) == 0 && diff)
-			atomicOr(&tile_diff, (unsigned long long) diff);
-		__syncthreads();
-		diff_bit_range(tile_diff, &begin_bit, &end_bit);
-		if (end_bit == 0)
-			end_bit = 1;		/* all keys equal: a stable no-op pass */
-		/*
-		 * The padding (all ones) sorts after the real keys in any bit range,
-		 * and after equal ones because it comes last and the sort is stable.
-		 */
-	}
-
-	Sorter::sort(temp, k, v, begin_bit, end_bit);
+	Sorter::sort(storage, keys + base, valid, pos, &striped);
 
 #pragma unroll
 	for (int i = 0; i < ITEMS; i++)
 	{
-		int			p = sorted_position<N>(threadIdx.x, i);
+		int			r = rank_of<N>(threadIdx.x, i, striped);
+		Key<N>		k = key_max<N>();
 
-		if (p < valid)
+		if (r < valid)
 		{
-			tkeys[base + p] = k[i];
-			tidx[base + p] = v[i];
+			k = keys[base + pos[i]];
+			tkeys[base + r] = k;
+			tidx[base + r] = (uint32_t) (base + pos[i]);
 		}
-		if (p % GS_SAMPLE_STEP == 0)
+		if (r % GS_SAMPLE_STEP == 0)
 		{
-			size_t		s = tile * BucketShape<N>::SAMPLES + p / GS_SAMPLE_STEP;
+			size_t		s = tile * BucketShape<N>::SAMPLES + r / GS_SAMPLE_STEP;
 
-			skeys[s] = p < valid ? k[i] : key_max<N>();
-			sidx[s] = p < valid ? v[i] : GS_PAD_INDEX;
+			skeys[s] = k;
+			sidx[s] = r < valid ? (uint32_t) (base + pos[i]) : GS_PAD_INDEX;
 		}
 	}
 }
@@ -260,7 +379,6 @@ pick_splitters_kernel(const Key<N> *skeys, const uint32_t *sidx, const uint32_t 
 		spl_idx[j - 1] = sidx[s];
 	}
 }
-
 /*
  * Step 6: in tile i, the piece of bucket j is [pos_j, pos_j+1), pos_j the
  * number of records below splitter j-1.  Stored bucket-major: cnt[j*m + i].
@@ -387,69 +505,231 @@ bucket_starts_kernel(const uint32_t *offs, size_t ntiles, int nbuckets, size_t n
 }
 
 /*
- * Step 9: sort bucket j in shared memory (if it fits a tile) and write the
- * indexes.  A bucket between splitters of equal key holds only that key,
- * already in index order, and is copied.
+ * Step 9: sort segment j, [seg_start[j], seg_end[j]) of keys/idx, in
+ * shared memory if it holds at most `limit` records (<= TILE), and write
+ * the indexes of the permutation there.  idx may be perm: a block reads all
+ * of its segment before it writes.
  */
 template <int N>
-__global__ void __launch_bounds__(BlockSorter<N>::THREADS)
-bucket_sort_kernel(const Key<N> *bkeys, const uint32_t *bidx, const uint32_t *bstart,
-				   int nbuckets, const Key<N> *spl_keys, uint32_t *perm)
+__global__ void __launch_bounds__(BucketShape<N>::THREADS)
+bucket_sort_kernel(const Key<N> *keys, const uint32_t *idx, const uint32_t *seg_start,
+				   const uint32_t *seg_end, int limit, uint32_t *perm)
 {
-	using Sorter = BlockSorter<N>;
+	using Sorter = BlockKeySort<N>;
 	constexpr int ITEMS = Sorter::ITEMS;
-	constexpr int TILE = Sorter::TILE;
 	extern __shared__ __align__(16) unsigned char smem[];
-	typename Sorter::TempStorage &temp = *reinterpret_cast<typename Sorter::TempStorage *>(smem);
-	int			j = blockIdx.x;
-	size_t		start = bstart[j];
-	int			size = (int) (bstart[j + 1] - start);
-	Key<N>		k[ITEMS];
-	uint32_t	v[ITEMS];
-	Key<N>		lo = j > 0 ? spl_keys[j - 1] : Key<N>{};
-	Key<N>		hi = j < nbuckets - 1 ? spl_keys[j] : key_max<N>();
-	bool		one_key = key_equal(lo, hi);
+	typename Sorter::Storage &storage = *reinterpret_cast<typename Sorter::Storage *>(smem);
+	size_t		start = seg_start[blockIdx.x];
+	int			size = (int) (seg_end[blockIdx.x] - start);
+	uint32_t	pos[ITEMS];
+	uint32_t	out[ITEMS];
+	bool		striped;
 
-	if (size == 0 || size > TILE)
+	if (size == 0 || size > limit)
 		return;
-
-	load_blocked<N>(bkeys, bidx, start, size, 0, k, v);
-	if (one_key)
-	{
+	Sorter::sort(storage, keys + start, size, pos, &striped);
 #pragma unroll
-		for (int i = 0; i < ITEMS; i++)
-		{
-			int			p = threadIdx.x * ITEMS + i;
+	for (int i = 0; i < ITEMS; i++)
+	{
+		if (rank_of<N>(threadIdx.x, i, striped) < size)
+			out[i] = idx[start + pos[i]];
+	}
+	__syncthreads();
+#pragma unroll
+	for (int i = 0; i < ITEMS; i++)
+	{
+		int			r = rank_of<N>(threadIdx.x, i, striped);
 
-			if (p < size)
-				perm[start + p] = v[i];
+		if (r < size)
+			perm[start + r] = out[i];
+	}
+}
+
+/* A bucket split at the second level. */
+struct SplitBucket
+{
+	uint32_t	start;			/* first record */
+	uint32_t	size;
+	uint32_t	nsub;			/* sub-buckets (2..GS_MAX_SUBBUCKETS) */
+	uint32_t	first_sample;	/* its samples in the sample arrays */
+	uint32_t	nsamples;
+	uint32_t	first_splitter; /* its nsub-1 sub-splitters in sub_keys/sub_idx */
+	uint32_t	first_count;	/* its nsub x nchunks counts, sub-bucket-major */
+	uint32_t	nchunks;
+	uint32_t	compact;		/* records of the split buckets before it */
+};
+
+/* A block's share of a split bucket: at most a tile of records. */
+struct SplitChunk
+{
+	uint32_t	bucket;			/* index into the SplitBucket array */
+	uint32_t	ordinal;		/* chunk number within the bucket */
+	uint32_t	start;
+	uint32_t	len;
+};
+
+/* Positions of the samples of each split bucket: equidistant records. */
+static __global__ void
+bucket_samples_kernel(const SplitBucket *buckets, uint32_t *positions)
+{
+	const SplitBucket bucket = buckets[blockIdx.x];
+
+	for (uint32_t q = threadIdx.x; q < bucket.nsamples; q += blockDim.x)
+		positions[bucket.first_sample + q] =
+			bucket.start + (uint32_t) ((uint64_t) q * bucket.size / bucket.nsamples);
+}
+
+/*
+ * Sub-splitter m (1..nsub-1) of each split bucket: its sample of rank
+ * m * nsamples / nsub (sorted: sample positions in (key, index) order).
+ */
+template <int N>
+static __global__ void
+pick_sub_splitters_kernel(const SplitBucket *buckets, const uint32_t *sorted,
+						  const Key<N> *keys, const uint32_t *idx,
+						  Key<N> *sub_keys, uint32_t *sub_idx)
+{
+	const SplitBucket bucket = buckets[blockIdx.x];
+
+	for (uint32_t m = threadIdx.x + 1; m < bucket.nsub; m += blockDim.x)
+	{
+		uint32_t	p = sorted[bucket.first_sample +
+							   (uint32_t) ((uint64_t) m * bucket.nsamples / bucket.nsub)];
+
+		sub_keys[bucket.first_splitter + m - 1] = keys[p];
+		sub_idx[bucket.first_splitter + m - 1] = idx[p];
+	}
+}
+
+/*
+ * Second level: the sub-bucket of every record of one chunk.  COUNT: the
+ * number of records per sub-bucket into counts.  Otherwise: move the
+ * records to out_keys/out_idx, at the same positions as in keys/idx but
+ * grouped by sub-bucket, keeping their order within each (offs: the
+ * exclusive scan of counts).
+ */
+template <int N, bool COUNT>
+__global__ void __launch_bounds__(BucketShape<N>::THREADS)
+split_kernel(const Key<N> *keys, const uint32_t *idx, const SplitBucket *buckets,
+			 const SplitChunk *chunks, const Key<N> *sub_keys, const uint32_t *sub_idx,
+			 uint32_t *counts, const uint32_t *offs, Key<N> *out_keys, uint32_t *out_idx)
+{
+	constexpr int THREADS = BucketShape<N>::THREADS;
+	constexpr int ITEMS = BucketShape<N>::ITEMS;
+	using Rank = cub::BlockRadixSort<uint32_t, THREADS, ITEMS, uint32_t, 5>;
+	using Scan = cub::BlockScan<uint32_t, THREADS>;
+	__shared__ Key<N> spl_keys[GS_MAX_SUBBUCKETS - 1];
+	__shared__ uint32_t spl_idx[GS_MAX_SUBBUCKETS - 1];
+	__shared__ uint32_t hist[GS_MAX_SUBBUCKETS];
+	__shared__ union
+	{
+		typename Rank::TempStorage rank;
+		typename Scan::TempStorage scan;
+	}			temp;
+	const SplitChunk chunk = chunks[blockIdx.x];
+	const SplitBucket bucket = buckets[chunk.bucket];
+	const int	t = threadIdx.x;
+	const int	nspl = (int) bucket.nsub - 1;
+	uint32_t	sub[ITEMS];
+	uint32_t	pos[ITEMS];
+
+	for (int q = t; q < nspl; q += THREADS)
+	{
+		spl_keys[q] = sub_keys[bucket.first_splitter + q];
+		spl_idx[q] = sub_idx[bucket.first_splitter + q];
+	}
+	if (t < GS_MAX_SUBBUCKETS)
+		hist[t] = 0;
+	__syncthreads();
+
+#pragma unroll
+	for (int i = 0; i < ITEMS; i++)
+	{
+		int			p = t * ITEMS + i;
+
+		pos[i] = p;
+		sub[i] = bucket.nsub;	/* padding: after every sub-bucket */
+		if (p < (int) chunk.len)
+		{
+			const Key<N> k = keys[chunk.start + p];
+			const uint32_t ki = idx[chunk.start + p];
+			int			lo = 0,
+						hi = nspl;
+
+			/* the number of sub-splitters <= the record */
+			while (lo < hi)
+			{
+				int			mid = (lo + hi) >> 1;
+
+				if (record_less(k, ki, spl_keys[mid], spl_idx[mid]))
+					hi = mid;
+				else
+					lo = mid + 1;
+			}
+			sub[i] = lo;
+			atomicAdd(&hist[lo], 1u);
 		}
+	}
+	__syncthreads();
+
+	if (COUNT)
+	{
+		for (int b = t; b < (int) bucket.nsub; b += THREADS)
+			counts[bucket.first_count + (size_t) b * bucket.nchunks + chunk.ordinal] = hist[b];
 		return;
 	}
 
+	/* stable ranks: sort (sub-bucket, position) pairs */
+	Rank(temp.rank).SortBlockedToStriped(sub, pos, 0, 32 - __clz((int) bucket.nsub));
+	__syncthreads();
 	{
-		int			begin_bit = 0,
-					end_bit = 64;
+		uint32_t	h = t < (int) bucket.nsub ? hist[t] : 0;
 
-		/* every key of the bucket shares the bits above lo ^ hi's top bit */
-		if (Sorter::USES_BITS)
-		{
-			diff_bit_range(lo.w[0] ^ hi.w[0], &begin_bit, &end_bit);
-			begin_bit = 0;
-		}
-		Sorter::sort(temp, k, v, begin_bit, end_bit);
+		Scan(temp.scan).ExclusiveSum(h, h);
+		__syncthreads();
+		if (t < (int) bucket.nsub)
+			hist[t] = h;			/* first rank of sub-bucket t in the chunk */
+		__syncthreads();
 	}
 #pragma unroll
 	for (int i = 0; i < ITEMS; i++)
 	{
-		int			p = sorted_position<N>(threadIdx.x, i);
+		int			r = i * THREADS + t;
 
-		if (p < size)
-			perm[start + p] = v[i];
+		if (r < (int) chunk.len)
+		{
+			uint32_t	b = sub[i];
+			size_t		dest = (size_t) bucket.start - bucket.compact +
+				offs[bucket.first_count + (size_t) b * bucket.nchunks + chunk.ordinal] +
+				(r - hist[b]);
+
+			out_keys[dest] = keys[chunk.start + pos[i]];
+			out_idx[dest] = idx[chunk.start + pos[i]];
+		}
 	}
 }
 
-/* The positions of the records of the buckets too large for a block. */
+/* Where sub-bucket q of the split buckets starts and ends. */
+static __global__ void
+sub_bucket_bounds_kernel(const SplitBucket *buckets, const uint32_t *sub_bucket,
+						 const uint32_t *sub_number, size_t nsubs, const uint32_t *counts,
+						 const uint32_t *offs, uint32_t *seg_start, uint32_t *seg_end)
+{
+	size_t		q = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
+
+	if (q < nsubs)
+	{
+		const SplitBucket bucket = buckets[sub_bucket[q]];
+		size_t		first = bucket.first_count + (size_t) sub_number[q] * bucket.nchunks;
+		size_t		last = first + bucket.nchunks - 1;
+		uint32_t	bias = bucket.start - bucket.compact;
+
+		seg_start[q] = bias + offs[first];
+		seg_end[q] = bias + offs[last] + counts[last];
+	}
+}
+
+/* The positions of the records of the ranges too large for a block. */
 static __global__ void
 large_positions_kernel(const uint32_t *range_start, const uint32_t *range_len,
 					   const uint32_t *range_out, uint32_t *positions)
@@ -462,22 +742,44 @@ large_positions_kernel(const uint32_t *range_start, const uint32_t *range_len,
 		positions[out + q] = start + q;
 }
 
+/* out[q] = idx[sorted_positions[q]] */
 static __global__ void
-large_scatter_kernel(const uint32_t *positions, const uint32_t *sorted_positions,
-					 const uint32_t *bidx, size_t count, uint32_t *perm)
+large_gather_kernel(const uint32_t *sorted_positions, const uint32_t *idx, size_t count,
+					uint32_t *out)
 {
 	for (size_t q = blockIdx.x * (size_t) blockDim.x + threadIdx.x; q < count;
 		 q += (size_t) gridDim.x * blockDim.x)
-		perm[positions[q]] = bidx[sorted_positions[q]];
+		out[q] = idx[sorted_positions[q]];
 }
 
+/* perm[positions[q]] = values[q] */
+static __global__ void
+large_scatter_kernel(const uint32_t *positions, const uint32_t *values, size_t count,
+					 uint32_t *perm)
+{
+	for (size_t q = blockIdx.x * (size_t) blockDim.x + threadIdx.x; q < count;
+		 q += (size_t) gridDim.x * blockDim.x)
+		perm[positions[q]] = values[q];
+}
+
+/*
+ * Let kernel use bytes of dynamic shared memory (over 48 KB needs the
+ * opt-in).  Once per kernel and process: the tile sort is launched for
+ * every chunk, and the attribute call is not free.
+ */
 template <typename Kernel>
 inline void
 allow_smem(Kernel kernel, size_t bytes)
 {
-	if (bytes > 48 * 1024)
+	static std::map<const void *, size_t> allowed;
+	size_t	   &done = allowed[(const void *) kernel];
+
+	if (bytes > 48 * 1024 && bytes > done)
+	{
 		GS_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
 									  (int) bytes));
+		done = bytes;
+	}
 }
 
 /* Records per tile of the bucket sort of key_words-word keys. */
@@ -504,34 +806,270 @@ bucket_sort_tiles(const GsContext &ctx, const uint64_t *keys, size_t n,
 				  size_t tile_begin, size_t tile_end,
 				  uint64_t *tkeys, uint32_t *tidx, uint64_t *skeys, uint32_t *sidx)
 {
-	using Sorter = BlockSorter<N>;
-	size_t		smem = sizeof(typename Sorter::TempStorage);
+	size_t		smem = sizeof(typename BlockKeySort<N>::Storage);
 
 	if (tile_end <= tile_begin)
 		return;
 	allow_smem(tile_sort_kernel<N>, smem);
-	tile_sort_kernel<N><<<(unsigned) (tile_end - tile_begin), Sorter::THREADS, smem, ctx.stream>>>(
-		(const Key<N> *) keys, n, tile_begin, (Key<N> *) tkeys, tidx,
-		(Key<N> *) skeys, sidx);
+	tile_sort_kernel<N><<<(unsigned) (tile_end - tile_begin), BucketShape<N>::THREADS, smem,
+		ctx.stream>>>((const Key<N> *) keys, n, tile_begin, (Key<N> *) tkeys, tidx,
+					  (Key<N> *) skeys, sidx);
 	check_launch(ctx, "tile_sort_kernel");
 }
 
+/* Records a bucket (or sub-bucket) should hold on average: 3/4 of a tile. */
+inline size_t
+bucket_fill(size_t limit)
+{
+	return std::max(limit * 3 / 4, (size_t) 1);
+}
+
 /*
- * How many buckets: enough that the average bucket fills half a tile (the
- * slack absorbs the deviation of sample sort), at most GS_MAX_BUCKETS (the
- * locate and relocate kernels hold per-bucket arrays in shared memory) and
- * the number of samples.
+ * How many buckets.  If GS_MAX_BUCKETS buckets of bucket_fill() records
+ * hold the input (the locate and relocate kernels keep per-bucket arrays in
+ * shared memory), that many: every bucket is then sorted by one block,
+ * nearly full, and the quarter of slack absorbs the deviation of the
+ * sample sort.  Otherwise every bucket goes through the second level, and
+ * few coarse buckets are better: a tile's piece of a bucket is then about
+ * 16 records, so the relocation writes in runs instead of scattering
+ * single records, and each bucket still fits GS_MAX_SUBBUCKETS
+ * sub-buckets.  Never more buckets than samples.
  */
 inline int
 choose_buckets(size_t n, size_t tile, size_t nsamples)
 {
-	size_t		b = div_up(n, tile / 2);
+	size_t		fill = bucket_fill(tile);
+	size_t		b = div_up(n, fill);
 
 	if (b > GS_MAX_BUCKETS)
-		b = GS_MAX_BUCKETS;
+		b = std::min(std::max(tile / 16, (size_t) div_up(n, tile / 2 * GS_MAX_SUBBUCKETS)),
+					 (size_t) GS_MAX_BUCKETS);
 	if (b > nsamples)
 		b = nsamples;
 	return b < 1 ? 1 : (int) b;
+}
+
+/* Sort the segments [seg_start[j], seg_end[j]) of at most limit records. */
+template <int N>
+void
+sort_segments(const GsContext &ctx, const Key<N> *keys, const uint32_t *idx,
+			  const uint32_t *seg_start, const uint32_t *seg_end, size_t nsegs, int limit,
+			  uint32_t *perm)
+{
+	size_t		smem = sizeof(typename BlockKeySort<N>::Storage);
+
+	if (nsegs == 0)
+		return;
+	allow_smem(bucket_sort_kernel<N>, smem);
+	bucket_sort_kernel<N><<<(unsigned) nsegs, BucketShape<N>::THREADS, smem, ctx.stream>>>(
+		keys, idx, seg_start, seg_end, limit, perm);
+	check_launch(ctx, "bucket_sort_kernel");
+}
+
+/*
+ * Sort the given ranges of keys/idx (key ranges in order) with the radix
+ * sort and write their indexes into perm at the same positions.  idx may
+ * be perm.  Synchronizes the stream (the host vectors must outlive the
+ * copy).
+ */
+inline void
+sort_large_ranges(const GsContext &ctx, uint64_t *keys, int key_words, const uint32_t *idx,
+				  std::vector<uint32_t> &starts, const std::vector<uint32_t> &lens,
+				  const uint64_t *diff, uint32_t *perm)
+{
+	size_t		nr = starts.size();
+	size_t		large = 0;
+	std::vector<uint32_t> host(3 * nr);
+
+	if (nr == 0)
+		return;
+	for (size_t r = 0; r < nr; r++)
+	{
+		host[r] = starts[r];
+		host[nr + r] = lens[r];
+		host[2 * nr + r] = (uint32_t) large;
+		large += lens[r];
+	}
+	{
+		DevBuf<uint32_t> ranges(ctx.mem, 3 * nr);
+		DevBuf<uint32_t> positions(ctx.mem, large);
+		DevBuf<uint32_t> sorted(ctx.mem, large);
+
+		GS_CHECK(cudaMemcpyAsync(ranges.get(), host.data(), 3 * nr * sizeof(uint32_t),
+								 cudaMemcpyHostToDevice, ctx.stream));
+		large_positions_kernel<<<(unsigned) nr, 256, 0, ctx.stream>>>(
+			ranges.get(), ranges.get() + nr, ranges.get() + 2 * nr, positions.get());
+		check_launch(ctx, "large_positions_kernel");
+		radix_sort_values(ctx, keys, key_words, large, positions.get(), sorted.get(), diff,
+						  false);
+		/* through a copy: idx may be perm */
+		large_gather_kernel<<<stream_blocks(large), 256, 0, ctx.stream>>>(
+			sorted.get(), idx, large, sorted.get());
+		check_launch(ctx, "large_gather_kernel");
+		large_scatter_kernel<<<stream_blocks(large), 256, 0, ctx.stream>>>(
+			positions.get(), sorted.get(), large, perm);
+		check_launch(ctx, "large_scatter_kernel");
+		GS_CHECK(cudaStreamSynchronize(ctx.stream));
+	}
+}
+
+/*
+ * Samples per sub-bucket when a bucket is split (oversampling), and how
+ * full a sub-bucket should be on average, in tenths of the limit: with 64
+ * samples a sub-bucket's size deviates by about 1/8 from the average, so
+ * one of 6/10 of a tile overflows only 5 deviations out.
+ */
+#define GS_SPLIT_OVERSAMPLING 64
+#define GS_SPLIT_FILL_TENTHS 6
+
+/*
+ * The second level for the buckets larger than `limit` records: split
+ * (see the file header) into tkeys/perm at the same positions, sort the
+ * sub-buckets, and give what is still too large to the radix sort.  large
+ * lists the buckets (numbers into host_bstart).
+ *
+ * The sub-splitters come from the bucket's own records, not from the
+ * tiles' samples: a tile's samples sit at fixed ranks of it, so the
+ * samples of all tiles come in clusters (every tile's first, every tile's
+ * 33rd, ...), and the part of a bucket between two clusters holds no
+ * sample.  Equidistant records of the bucket array are a fair sample: the
+ * array is the bucket's pieces of every tile one after the other.  They
+ * are sorted by (key, index) for all split buckets at once (the buckets
+ * are key ranges in order, so each one's samples stay together).
+ */
+template <int N>
+void
+split_buckets(const GsContext &ctx, Key<N> *bkeys, const uint32_t *bidx,
+			  const std::vector<uint32_t> &host_bstart, const std::vector<int> &large,
+			  Key<N> *tkeys, int limit, const uint64_t *diff, uint32_t *perm)
+{
+	constexpr size_t TILE = BucketShape<N>::TILE;
+	std::vector<SplitBucket> buckets;
+	std::vector<SplitChunk> chunks;
+	std::vector<uint32_t> sub_bucket,
+				sub_number,
+				unsplit_start,
+				unsplit_len,
+				large_start,
+				large_len;
+	uint32_t	ncounts = 0,
+				compact = 0,
+				nsplitters = 0,
+				nsamples = 0;
+
+	for (int j : large)
+	{
+		uint32_t	start = host_bstart[j];
+		uint32_t	size = host_bstart[j + 1] - start;
+		size_t		fill = std::max((size_t) limit * GS_SPLIT_FILL_TENTHS / 10, (size_t) 1);
+		size_t		nsub = std::min((size_t) div_up(size, fill), (size_t) GS_MAX_SUBBUCKETS);
+		SplitBucket b;
+
+		if (nsub < 2)
+		{
+			unsplit_start.push_back(start);
+			unsplit_len.push_back(size);
+			continue;
+		}
+		b.start = start;
+		b.size = size;
+		b.nsub = (uint32_t) nsub;
+		b.first_sample = nsamples;
+		b.nsamples = (uint32_t) std::min((size_t) size, nsub * GS_SPLIT_OVERSAMPLING);
+		b.first_splitter = nsplitters;
+		b.first_count = ncounts;
+		b.nchunks = div_up(size, TILE);
+		b.compact = compact;
+		for (uint32_t c = 0; c < b.nchunks; c++)
+			chunks.push_back({(uint32_t) buckets.size(), c, (uint32_t) (start + c * TILE),
+							  (uint32_t) std::min((size_t) size - c * TILE, TILE)});
+		for (uint32_t q = 0; q < b.nsub; q++)
+		{
+			sub_bucket.push_back((uint32_t) buckets.size());
+			sub_number.push_back(q);
+		}
+		nsamples += b.nsamples;
+		nsplitters += b.nsub - 1;
+		ncounts += b.nsub * b.nchunks;
+		compact += size;
+		buckets.push_back(b);
+	}
+
+	if (!buckets.empty())
+	{
+		size_t		nsubs = sub_bucket.size();
+		DevBuf<SplitBucket> dbuckets(ctx.mem, buckets.size());
+		DevBuf<SplitChunk> dchunks(ctx.mem, chunks.size());
+		DevBuf<uint32_t> samples(ctx.mem, nsamples);
+		DevBuf<uint32_t> sorted_samples(ctx.mem, nsamples);
+		DevBuf<uint32_t> dsubs(ctx.mem, 2 * nsubs);
+		DevBuf<Key<N>> sub_keys(ctx.mem, nsplitters);
+		DevBuf<uint32_t> sub_idx(ctx.mem, nsplitters);
+		DevBuf<uint32_t> counts(ctx.mem, ncounts);
+		DevBuf<uint32_t> offs(ctx.mem, ncounts);
+		DevBuf<uint32_t> seg(ctx.mem, 2 * nsubs);
+		DevBuf<unsigned char> scan_temp;
+		size_t		scan_bytes = 0;
+		std::vector<uint32_t> host_seg(2 * nsubs);
+
+		phase_mark(ctx, "split");
+		sub_bucket.insert(sub_bucket.end(), sub_number.begin(), sub_number.end());
+		GS_CHECK(cudaMemcpyAsync(dbuckets.get(), buckets.data(),
+								 buckets.size() * sizeof(SplitBucket),
+								 cudaMemcpyHostToDevice, ctx.stream));
+		GS_CHECK(cudaMemcpyAsync(dchunks.get(), chunks.data(), chunks.size() * sizeof(SplitChunk),
+								 cudaMemcpyHostToDevice, ctx.stream));
+		GS_CHECK(cudaMemcpyAsync(dsubs.get(), sub_bucket.data(), 2 * nsubs * sizeof(uint32_t),
+								 cudaMemcpyHostToDevice, ctx.stream));
+		bucket_samples_kernel<<<(unsigned) buckets.size(), 256, 0, ctx.stream>>>(
+			dbuckets.get(), samples.get());
+		check_launch(ctx, "bucket_samples_kernel");
+		radix_sort_values(ctx, (uint64_t *) bkeys, N, nsamples, samples.get(),
+						  sorted_samples.get(), diff, false);
+		pick_sub_splitters_kernel<N><<<(unsigned) buckets.size(), 256, 0, ctx.stream>>>(
+			dbuckets.get(), sorted_samples.get(), bkeys, bidx, sub_keys.get(), sub_idx.get());
+		check_launch(ctx, "pick_sub_splitters_kernel");
+
+		split_kernel<N, true><<<(unsigned) chunks.size(), BucketShape<N>::THREADS, 0, ctx.stream>>>(
+			bkeys, bidx, dbuckets.get(), dchunks.get(), sub_keys.get(), sub_idx.get(),
+			counts.get(), nullptr, nullptr, nullptr);
+		check_launch(ctx, "split_kernel");
+		GS_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, counts.get(), offs.get(),
+											   ncounts, ctx.stream));
+		scan_temp.allocate(ctx.mem, scan_bytes);
+		GS_CHECK(cub::DeviceScan::ExclusiveSum(scan_temp.get(), scan_bytes, counts.get(),
+											   offs.get(), ncounts, ctx.stream));
+		check_launch(ctx, "cub::DeviceScan::ExclusiveSum");
+		split_kernel<N, false><<<(unsigned) chunks.size(), BucketShape<N>::THREADS, 0, ctx.stream>>>(
+			bkeys, bidx, dbuckets.get(), dchunks.get(), sub_keys.get(), sub_idx.get(),
+			counts.get(), offs.get(), tkeys, perm);
+		check_launch(ctx, "split_kernel");
+		sub_bucket_bounds_kernel<<<div_up(nsubs, 256), 256, 0, ctx.stream>>>(
+			dbuckets.get(), dsubs.get(), dsubs.get() + nsubs, nsubs, counts.get(), offs.get(),
+			seg.get(), seg.get() + nsubs);
+		check_launch(ctx, "sub_bucket_bounds_kernel");
+
+		phase_mark(ctx, "sub-bucket sort");
+		sort_segments<N>(ctx, tkeys, perm, seg.get(), seg.get() + nsubs, nsubs, limit, perm);
+
+		/* sub-buckets still too large (the host decides: sync) */
+		GS_CHECK(cudaMemcpyAsync(host_seg.data(), seg.get(), 2 * nsubs * sizeof(uint32_t),
+								 cudaMemcpyDeviceToHost, ctx.stream));
+		GS_CHECK(cudaStreamSynchronize(ctx.stream));
+		for (size_t q = 0; q < nsubs; q++)
+		{
+			uint32_t	size = host_seg[nsubs + q] - host_seg[q];
+
+			if (size > (uint32_t) limit)
+			{
+				large_start.push_back(host_seg[q]);
+				large_len.push_back(size);
+			}
+		}
+		phase_mark(ctx, "large ranges");
+		sort_large_ranges(ctx, (uint64_t *) tkeys, N, perm, large_start, large_len, diff, perm);
+	}
+	sort_large_ranges(ctx, (uint64_t *) bkeys, N, bidx, unsplit_start, unsplit_len, diff, perm);
 }
 
 /*
@@ -545,13 +1083,13 @@ bucket_sort_finish(const GsContext &ctx, uint64_t *keys, size_t n,
 				   uint64_t *tkeys, uint32_t *tidx, uint64_t *skeys, uint32_t *sidx,
 				   const uint64_t *diff, uint32_t *perm)
 {
-	using Sorter = BlockSorter<N>;
 	constexpr size_t TILE = BucketShape<N>::TILE;
 	constexpr size_t SAMPLES = BucketShape<N>::SAMPLES;
 	size_t		ntiles = div_up(n, TILE);
 	size_t		nsamples_all = ntiles * SAMPLES;
 	size_t		nsamples = (n / TILE) * SAMPLES + div_up(n % TILE, GS_SAMPLE_STEP);
 	int			nbuckets = choose_buckets(n, TILE, nsamples);
+	int			limit = (int) TILE;
 	DevBuf<uint32_t> sample_order(ctx.mem, nsamples_all);
 	DevBuf<Key<N>> spl_keys(ctx.mem, nbuckets);
 	DevBuf<uint32_t> spl_idx(ctx.mem, nbuckets);
@@ -563,11 +1101,15 @@ bucket_sort_finish(const GsContext &ctx, uint64_t *keys, size_t n,
 	size_t		scan_bytes = 0;
 	Key<N>	   *bkeys = (Key<N> *) keys;
 	std::vector<uint32_t> host_bstart(nbuckets + 1);
+	std::vector<int> large;
 
 	if (n == 0)
 		return;
+	if (bucket_limit_override > 0 && bucket_limit_override < TILE)
+		limit = (int) std::max(bucket_limit_override, (size_t) 2);
 
 	/* 4-5: sort the samples by (key, index), pick the splitters */
+	phase_mark(ctx, "samples");
 	radix_sort_values(ctx, skeys, N, nsamples_all, nullptr, sample_order.get(), diff, false);
 	if (nbuckets > 1)
 	{
@@ -578,12 +1120,14 @@ bucket_sort_finish(const GsContext &ctx, uint64_t *keys, size_t n,
 	}
 
 	/* 6: pieces per (bucket, tile) */
+	phase_mark(ctx, "locate");
 	locate_kernel<N><<<(unsigned) ntiles, 512, 0, ctx.stream>>>(
 		(const Key<N> *) tkeys, tidx, n, ntiles, nbuckets, spl_keys.get(), spl_idx.get(),
 		cnt.get());
 	check_launch(ctx, "locate_kernel");
 
 	/* 7: where each piece goes */
+	phase_mark(ctx, "scan");
 	GS_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, cnt.get(), offs.get(),
 										   (uint32_t) (ntiles * nbuckets), ctx.stream));
 	scan_temp.allocate(ctx.mem, scan_bytes);
@@ -592,6 +1136,7 @@ bucket_sort_finish(const GsContext &ctx, uint64_t *keys, size_t n,
 	check_launch(ctx, "cub::DeviceScan::ExclusiveSum");
 
 	/* 8: move the pieces */
+	phase_mark(ctx, "relocate");
 	relocate_kernel<N><<<(unsigned) ntiles, 512, 0, ctx.stream>>>(
 		(const Key<N> *) tkeys, tidx, n, ntiles, nbuckets, cnt.get(), offs.get(),
 		bkeys, bidx.get());
@@ -602,58 +1147,24 @@ bucket_sort_finish(const GsContext &ctx, uint64_t *keys, size_t n,
 	check_launch(ctx, "bucket_starts_kernel");
 
 	/* 9: sort the buckets that fit a block */
-	{
-		size_t		smem = sizeof(typename Sorter::TempStorage);
+	phase_mark(ctx, "bucket sort");
+	sort_segments<N>(ctx, bkeys, bidx.get(), bstart.get(), bstart.get() + 1, nbuckets, limit,
+					 perm);
 
-		allow_smem(bucket_sort_kernel<N>, smem);
-		bucket_sort_kernel<N><<<nbuckets, Sorter::THREADS, smem, ctx.stream>>>(
-			bkeys, bidx.get(), bstart.get(), nbuckets, spl_keys.get(), perm);
-		check_launch(ctx, "bucket_sort_kernel");
-	}
-
-	/* ... and the others with the radix sort (the host decides: sync) */
+	/* ... and split the others (the host decides: sync) */
 	GS_CHECK(cudaMemcpyAsync(host_bstart.data(), bstart.get(),
 							 (nbuckets + 1) * sizeof(uint32_t),
 							 cudaMemcpyDeviceToHost, ctx.stream));
 	GS_CHECK(cudaStreamSynchronize(ctx.stream));
+	for (int j = 0; j < nbuckets; j++)
 	{
-		std::vector<uint32_t> rstart, rlen, rout;
-		size_t		large = 0;
-
-		for (int j = 0; j < nbuckets; j++)
-		{
-			uint32_t	size = host_bstart[j + 1] - host_bstart[j];
-
-			if (size > TILE)
-			{
-				rstart.push_back(host_bstart[j]);
-				rlen.push_back(size);
-				rout.push_back((uint32_t) large);
-				large += size;
-			}
-		}
-		if (large > 0)
-		{
-			size_t		nr = rstart.size();
-			DevBuf<uint32_t> ranges(ctx.mem, 3 * nr);
-			DevBuf<uint32_t> positions(ctx.mem, large);
-			DevBuf<uint32_t> sorted(ctx.mem, large);
-
-			rstart.insert(rstart.end(), rlen.begin(), rlen.end());
-			rstart.insert(rstart.end(), rout.begin(), rout.end());
-			GS_CHECK(cudaMemcpyAsync(ranges.get(), rstart.data(), 3 * nr * sizeof(uint32_t),
-									 cudaMemcpyHostToDevice, ctx.stream));
-			large_positions_kernel<<<(unsigned) nr, 256, 0, ctx.stream>>>(
-				ranges.get(), ranges.get() + nr, ranges.get() + 2 * nr, positions.get());
-			check_launch(ctx, "large_positions_kernel");
-			radix_sort_values(ctx, keys, N, large, positions.get(), sorted.get(), diff, false);
-			large_scatter_kernel<<<stream_blocks(large), 256, 0, ctx.stream>>>(
-				positions.get(), sorted.get(), bidx.get(), large, perm);
-			check_launch(ctx, "large_scatter_kernel");
-			/* the host vectors must outlive the copy */
-			GS_CHECK(cudaStreamSynchronize(ctx.stream));
-		}
+		if (host_bstart[j + 1] - host_bstart[j] > (uint32_t) limit)
+			large.push_back(j);
 	}
+	if (!large.empty())
+		split_buckets<N>(ctx, bkeys, bidx.get(), host_bstart, large, (Key<N> *) tkeys, limit,
+						 diff, perm);
+	phase_mark(ctx, "end");
 }
 
 }								/* namespace gs */

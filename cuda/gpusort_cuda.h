@@ -95,6 +95,13 @@ extern void gscuda_pinned_usage(size_t *in_use, size_t *cached);
 extern void gscuda_set_fault(GsCudaFault fault);
 
 /*
+ * Tests only: the bucket sort treats buckets of more than `records` records
+ * as too large for shared memory (0: the default, a tile), so that small
+ * inputs exercise its second level and its radix fallback.
+ */
+extern void gscuda_set_bucket_limit(size_t records);
+
+/*
  * Whether this process has lost its GPU (a sticky error: the CUDA context
  * is unusable until the process exits); 1 with the error in errbuf.  Every
  * later sort of the process fails at once.

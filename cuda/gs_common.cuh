@@ -23,6 +23,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "gpusort_cuda.h"
 
@@ -65,12 +66,41 @@ fail(const char *what)
  * the fault armed for this sort (tests only).
  */
 struct GsMemory;
+struct GsPhaseTimer;
 struct GsContext
 {
 	cudaStream_t stream = nullptr;
 	GsMemory   *mem = nullptr;
 	int			fault = GSCUDA_FAULT_NONE;
+	GsPhaseTimer *timer = nullptr;	/* phase times (kernel benchmark only) */
 };
+
+/*
+ * Events recorded between the phases of a sort, so that the kernel
+ * benchmark can say where the time goes; the owner destroys the events.
+ */
+struct GsPhaseTimer
+{
+	std::vector<const char *> names;
+	std::vector<cudaEvent_t> events;
+};
+
+/* The phase `name` starts here (no-op unless a timer is attached). */
+inline void
+phase_mark(const GsContext &ctx, const char *name)
+{
+	cudaEvent_t ev;
+
+	if (ctx.timer == nullptr || cudaEventCreate(&ev) != cudaSuccess)
+		return;
+	if (cudaEventRecord(ev, ctx.stream) != cudaSuccess)
+	{
+		cudaEventDestroy(ev);
+		return;
+	}
+	ctx.timer->names.push_back(name);
+	ctx.timer->events.push_back(ev);
+}
 
 /* Check a kernel launch (and the LAUNCH fault point). */
 inline void

@@ -9,8 +9,9 @@
  *
  * Covers key widths 1..4, both algorithms, several distributions, sizes
  * around every boundary (0, 1, 2, a tile, twice a tile, a chunk, 1M+7, and
- * in the full mode the sizes where the bucket sort's large-bucket path
- * takes over and 100M one-word records), chunk sizes that force many
+ * in the full mode the sizes where the bucket sort's buckets outgrow a
+ * tile and 100M one-word records), the bucket sort's second level and
+ * radix fallback (forced on small inputs by a low bucket limit), chunk sizes that force many
  * chunks, device arrays that must grow, each fault injection point (the
  * call fails with a message; the next sort works), a memory limit too
  * small, and that the device's free memory returns to its baseline.
@@ -266,6 +267,39 @@ test_faults(bool quick)
 	}
 }
 
+/*
+ * The bucket sort's second level and its radix fallback on small inputs:
+ * with a bucket limit far below a tile, every bucket is split, and with a
+ * tiny one the sub-buckets overflow too.
+ */
+static void
+test_second_level(bool quick)
+{
+	for (size_t limit : {(size_t) 1024, (size_t) 8})
+	{
+		gscuda_set_bucket_limit(limit);
+		for (int kw = 1; kw <= 4; kw++)
+		{
+			if (quick && kw % 2 == 0)
+				continue;
+			for (size_t n : {(size_t) 20000, (size_t) 300007})
+			{
+				if (quick && n > 20000)
+					continue;
+				for (int d = 0; d < NDIST; d++)
+				{
+					if (quick && d != UNIFORM && d != FEW_DISTINCT)
+						continue;
+					check({kw, GSCUDA_ALGO_BUCKET, n, 1 << 17, (Dist) d, n, 0});
+				}
+			}
+		}
+		printf("  second level, bucket limit %zu: %d passed, %d failed so far\n", limit,
+			   npass, nfail);
+	}
+	gscuda_set_bucket_limit(0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -332,8 +366,8 @@ main(int argc, char **argv)
 					if (d == UNIFORM || d == ALL_EQUAL)
 						check({kw, a, 1000007, 1 << 14, (Dist) d, 1000, 0});
 				}
-				/* past GS_MAX_BUCKETS buckets: the large-bucket path */
-				size_t		big = kw == 1 ? 20000000 : 10000000;
+				/* buckets larger than a tile: the second level */
+				size_t		big = kw == 1 ? 40000000 : 20000000;
 
 				check({kw, a, big, 1 << 17, UNIFORM, 0, 0});
 				check({kw, a, big, 1 << 17, ZIPF, 0, 0});
@@ -343,6 +377,7 @@ main(int argc, char **argv)
 			fflush(stdout);
 		}
 	}
+	test_second_level(quick);
 	check({1, GSCUDA_ALGO_AUTO, 50000, 1024, ZIPF, 0, 0});
 	check({3, GSCUDA_ALGO_AUTO, 50000, 1024, ZIPF, 0, 0});
 
