@@ -48,7 +48,8 @@
  * ...) that are far apart near the ends of the key range.  The number of
  * buckets is also capped (GS_MAX_BUCKETS: the locate and relocate kernels
  * keep per-bucket arrays in shared memory, and the count matrix grows as
- * tiles x buckets), so above about 25M one-word (12M wider) records all
+ * tiles x buckets), so above about 25M records of one or two words (12M
+ * wider) all
  * buckets outgrow a tile; choose_buckets() then makes few coarse ones.
  *
  * Second level.  A bucket larger than a block is split again
@@ -106,7 +107,7 @@ template <int N>
 struct BucketShape
 {
 	static constexpr int THREADS = 512;
-	static constexpr int ITEMS = N == 1 ? 16 : 8;
+	static constexpr int ITEMS = N <= 2 ? 16 : 8;
 	static constexpr int TILE = THREADS * ITEMS;
 	static constexpr int SAMPLES = TILE / GS_SAMPLE_STEP;	/* per tile */
 };
@@ -786,7 +787,7 @@ allow_smem(Kernel kernel, size_t bytes)
 inline size_t
 bucket_tile_records(int key_words)
 {
-	return key_words == 1 ? BucketShape<1>::TILE : BucketShape<2>::TILE;
+	return key_words <= 2 ? BucketShape<1>::TILE : BucketShape<3>::TILE;
 }
 
 /* Samples per tile. */
@@ -917,10 +918,11 @@ sort_large_ranges(const GsContext &ctx, uint64_t *keys, int key_words, const uin
  * Samples per sub-bucket when a bucket is split (oversampling), and how
  * full a sub-bucket should be on average, in tenths of the limit: with 64
  * samples a sub-bucket's size deviates by about 1/8 from the average, so
- * one of 6/10 of a tile overflows only 5 deviations out.
+ * one of 7/10 of a tile overflows more than 3 deviations out (rarely, and
+ * then to the radix sort), while fuller blocks sort faster.
  */
 #define GS_SPLIT_OVERSAMPLING 64
-#define GS_SPLIT_FILL_TENTHS 6
+#define GS_SPLIT_FILL_TENTHS 7
 
 /*
  * The second level for the buckets larger than `limit` records: split

@@ -328,7 +328,7 @@ main(int argc, char **argv)
 
 	for (int kw = 1; kw <= 4; kw++)
 	{
-		size_t		tile = kw == 1 ? 8192 : 4096;
+		size_t		tile = kw <= 2 ? 8192 : 4096;
 
 		for (GsCudaAlgorithm a : algos)
 		{
