@@ -49,8 +49,8 @@
  * buckets is also capped (GS_MAX_BUCKETS: the locate and relocate kernels
  * keep per-bucket arrays in shared memory, and the count matrix grows as
  * tiles x buckets), so above about 25M records of one or two words (12M
- * wider) all
- * buckets outgrow a tile; choose_buckets() then makes few coarse ones.
+ * wider) all buckets outgrow a tile; choose_buckets() then makes few coarse
+ * ones.
  *
  * Second level.  A bucket larger than a block is split again
  * (split_kernel): its own sub-splitters come from a sample of its records
@@ -102,7 +102,11 @@ namespace gs
  */
 inline size_t bucket_limit_override = 0;
 
-/* Block and tile shape for keys of N words. */
+/*
+ * Block and tile shape for keys of N words: 16 records per thread where the
+ * block's merge sort fallback of whole keys still fits shared memory (up to
+ * 16-byte keys), 8 for wider keys.
+ */
 template <int N>
 struct BucketShape
 {
