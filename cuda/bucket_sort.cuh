@@ -35,8 +35,9 @@
  * block).  When no key differs below the window, sorting the windows sorts
  * the keys; otherwise the block checks its sorted neighbours and, only if
  * two different keys share a window, sorts again with a merge sort of the
- * whole keys.  So a 32-byte key costs about what an 8-byte one does,
- * unless the block's keys agree on 64 leading bits and differ after them.
+ * whole keys.  So a block sort of 32-byte keys costs little more than
+ * one of 8-byte keys (the wider keys' cost is in moving them), unless the
+ * block's keys agree on 64 leading bits and differ after them.
  *
  * Bucket sizes.  The deterministic bound holds for any number of buckets
  * B: a bucket holds at most n/B + n/SAMPLES records.  For B up to SAMPLES
