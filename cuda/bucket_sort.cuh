@@ -880,7 +880,7 @@ sort_segments(const GsContext &ctx, const Key<N> *keys, const uint32_t *idx,
  */
 inline void
 sort_large_ranges(const GsContext &ctx, uint64_t *keys, int key_words, const uint32_t *idx,
-				  std::vector<uint32_t> &starts, const std::vector<uint32_t> &lens,
+				  const std::vector<uint32_t> &starts, const std::vector<uint32_t> &lens,
 				  const uint64_t *diff, uint32_t *perm)
 {
 	size_t		nr = starts.size();
