@@ -198,7 +198,9 @@ struct BlockKeySort
 	{
 		const int	t = threadIdx.x;
 		int			word = -1,
-					top = 0;
+					top = 0,
+					begin_bit,
+					end_bit;
 		bool		exact = true;
 		uint64_t	wdiff;
 		uint64_t	win[ITEMS];
@@ -255,7 +257,8 @@ struct BlockKeySort
 			*striped = false;
 			return;
 		}
-		top = 63 - __clzll((long long) s.diff[word]);
+		diff_bit_range(s.diff[word], &begin_bit, &end_bit);
+		top = end_bit - 1;
 		wdiff = key_window<N>(s.diff, word, top);
 #pragma unroll
 		for (int w = 0; w < N; w++)
@@ -265,7 +268,9 @@ struct BlockKeySort
 			if (w <= word)
 				continue;
 			/* bits of word w that the window does not cover */
-			below = (w == word + 1 && top < 63) ? s.diff[w] & ((~(uint64_t) 0) >> (63 - top)) : s.diff[w];
+			below = s.diff[w];
+			if (w == word + 1 && top < 63)
+				below &= ~(uint64_t) 0 >> (63 - top);
 			if (below)
 				exact = false;
 		}
@@ -279,7 +284,9 @@ struct BlockKeySort
 			/* padding: all ones sorts after every window, and stably last */
 			win[i] = p < valid ? key_window<N>(keys[p].w, word, top) : ~(uint64_t) 0;
 		}
-		Radix(s.temp.radix).SortBlockedToStriped(win, pos, __ffsll((long long) wdiff) - 1, 64);
+		/* the window's top bit differs by construction: end_bit is 64 */
+		diff_bit_range(wdiff, &begin_bit, &end_bit);
+		Radix(s.temp.radix).SortBlockedToStriped(win, pos, begin_bit, end_bit);
 		*striped = true;
 
 		if constexpr (N > 1)
