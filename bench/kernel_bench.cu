@@ -4,7 +4,11 @@
  *	  Benchmark of the CUDA engine's two algorithms, GPU BUCKET SORT and the
  *	  CUB radix sort, on the same records; prints a markdown table.
  *
- *	  kernel_bench [runs] [max_n]
+ *	  kernel_bench [runs] [max_n] [widths]
+ *
+ * widths: the key widths in words to run, as digits ("12": 8- and 16-byte
+ * keys; default all).  KERNEL_BENCH_QUICK=1 runs only uniform and float
+ * keys and skips the end-to-end runs (for comparing builds).
  *
  * For each key width 1..4 and 10M / 100M records (uniform keys), and for
  * one-word keys over several distributions, it reports the median over
@@ -46,10 +50,11 @@
 
 enum Dist
 {
-	UNIFORM, GAUSSIAN, ZIPF, SORTED, REVERSED, FEW_DISTINCT, ALL_EQUAL, NDIST
+	UNIFORM, GAUSSIAN, ZIPF, SORTED, REVERSED, FEW_DISTINCT, ALL_EQUAL, FLOATS, NDIST
 };
 static const char *dist_names[] = {
-	"uniform", "gaussian", "zipf", "sorted", "reversed", "few distinct", "all equal"
+	"uniform", "gaussian", "zipf", "sorted", "reversed", "few distinct", "all equal",
+	"floats"
 };
 
 __device__ __forceinline__ uint64_t
@@ -98,6 +103,14 @@ generate_kernel(uint64_t *keys, size_t n, int key_words, int dist, uint64_t seed
 						break;
 					case ALL_EQUAL:
 						k = 42;
+						break;
+					case FLOATS:
+						{
+							/* float8 in [0, 1) as keys.c encodes it (ORDER BY f, k) */
+							double		f = (h >> 11) * (1.0 / 9007199254740992.0);
+
+							k = (uint64_t) __double_as_longlong(f) ^ (1ull << 63);
+						}
 						break;
 				}
 			}
@@ -288,6 +301,10 @@ main(int argc, char **argv)
 	cudaMemPool_t pool;
 	uint64_t	threshold = UINT64_MAX;
 
+	const char *widths = argc > 3 ? argv[3] : "1234";
+	const char *quick_env = getenv("KERNEL_BENCH_QUICK");
+	bool		quick = quick_env && strcmp(quick_env, "1") == 0;
+
 	b.runs = argc > 1 ? atoi(argv[1]) : 5;
 	if (gscuda_init(0, name, sizeof(name), &free_bytes, &total_bytes, err, sizeof(err)) != 0)
 	{
@@ -332,7 +349,9 @@ main(int argc, char **argv)
 				GsCudaStats sb,
 							sr;
 
-				if (kw > 1 && d != UNIFORM)
+				if (!strchr(widths, '0' + kw))
+					continue;
+				if ((kw > 1 || quick) && d != UNIFORM && d != FLOATS)
 					continue;
 				CK(cudaMalloc(&src, n * kw * sizeof(uint64_t)));
 				CK(cudaMalloc(&keys, n * kw * sizeof(uint64_t)));
@@ -350,7 +369,7 @@ main(int argc, char **argv)
 				if (kw == 1)
 					tc = time_cub(b, src, keys, n);
 				/* end to end only where it says something new */
-				if (d == UNIFORM || d == SORTED)
+				if ((d == UNIFORM || d == SORTED) && !quick)
 				{
 					host.resize(n * kw);
 					CK(cudaMemcpy(host.data(), src, n * kw * sizeof(uint64_t), cudaMemcpyDeviceToHost));

@@ -29,15 +29,14 @@
  * sorted, so equal keys already come in index order and a stable sort by key
  * yields (key, index) order.
  *
- * The block sort.  A key of N words is sorted in shared memory as one
- * 64-bit radix key, its "window": the 64 bits that start at the highest bit
- * in which the block's keys differ (bits above it are equal in the whole
- * block).  When no key differs below the window, sorting the windows sorts
- * the keys; otherwise the block checks its sorted neighbours and, only if
- * two different keys share a window, sorts again with a merge sort of the
- * whole keys.  So a block sort of 32-byte keys costs little more than
- * one of 8-byte keys (the wider keys' cost is in moving them), unless the
- * block's keys agree on 64 leading bits and differ after them.
+ * The block sort (BlockKeySort) sorts a tile or a bucket in shared memory
+ * by rounds of 32-bit digits taken from the bits in which the block's keys
+ * differ: one round when those bits decide the order (random keys, keys
+ * of up to 32 varying bits), another for the runs of equal digits whose
+ * keys differ further on.  Each round is a radix sort of 8-bit digits
+ * ranked with cub::BlockRadixRankMatch, and only the digits and 16-bit
+ * positions pass through shared memory, so wide keys cost little more than
+ * one-word keys.
  *
  * Bucket sizes.  The deterministic bound holds for any number of buckets
  * B: a bucket holds at most n/B + n/SAMPLES records.  For B up to SAMPLES
@@ -49,9 +48,8 @@
  * ...) that are far apart near the ends of the key range.  The number of
  * buckets is also capped (GS_MAX_BUCKETS: the locate and relocate kernels
  * keep per-bucket arrays in shared memory, and the count matrix grows as
- * tiles x buckets), so above about 25M records of one or two words (12M
- * wider) all buckets outgrow a tile; choose_buckets() then makes few coarse
- * ones.
+ * tiles x buckets), so above about 25M records all buckets outgrow a tile;
+ * choose_buckets() then makes few coarse ones.
  *
  * Second level.  A bucket larger than a block is split again
  * (split_kernel): its own sub-splitters come from a sample of its records
@@ -78,7 +76,7 @@
 #include <map>
 #include <vector>
 
-#include <cub/block/block_merge_sort.cuh>
+#include <cub/block/block_radix_rank.cuh>
 #include <cub/block/block_radix_sort.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
@@ -104,15 +102,19 @@ namespace gs
 inline size_t bucket_limit_override = 0;
 
 /*
- * Block and tile shape for keys of N words: 16 records per thread where the
- * block's merge sort fallback of whole keys still fits shared memory (up to
- * 16-byte keys), 8 for wider keys.
+ * Block and tile shape: 512 threads of 16 records each, whatever the key
+ * width, since the block sort keeps only 32-bit digits of the keys and
+ * 16-bit positions in shared memory (the keys themselves stay in global
+ * memory, where the tile was just read, and are re-read through the cache).
+ * Measured on the H100 (bench/results/kernel.md): one block of 512 threads
+ * with up to 128 registers each per SM sorts faster than two blocks held
+ * to 64 registers (which spill) or one of 1024 threads.
  */
 template <int N>
 struct BucketShape
 {
 	static constexpr int THREADS = 512;
-	static constexpr int ITEMS = N <= 2 ? 16 : 8;
+	static constexpr int ITEMS = 16;
 	static constexpr int TILE = THREADS * ITEMS;
 	static constexpr int SAMPLES = TILE / GS_SAMPLE_STEP;	/* per tile */
 };
@@ -126,24 +128,72 @@ rank_of(int t, int i, bool striped)
 }
 
 /*
- * The 64 bits of key k that start at bit `top` of word `word` (the
- * highest bit in which the block's keys differ), as a radix key.
+ * Bits of an N-word key are numbered as one string in sort order: bit 0
+ * is the most significant bit of word 0, bit 64N-1 the least significant
+ * of word N-1.  key_bits() returns `width` (1..32) bits of k starting at
+ * bit `start`, as an unsigned number (bits past the key's end read as 0).
+ * k points to memory (global or shared): the word is chosen at run time.
  */
 template <int N>
-__device__ __forceinline__ uint64_t
-key_window(const uint64_t *k, int word, int top)
+__device__ __forceinline__ uint32_t
+key_bits(const uint64_t *k, int start, int width)
 {
-	uint64_t	hi = k[word] << (63 - top);
+	int			w = start >> 6;
+	int			off = start & 63;
+	uint64_t	bits = 0;
 
-	if (top < 63 && word + 1 < N)
-		hi |= k[word + 1] >> (top + 1);
-	return hi;
+	if (w < N)
+	{
+		bits = k[w] << off;
+		if (off != 0 && w + 1 < N)
+			bits |= k[w + 1] >> (64 - off);
+	}
+	return (uint32_t) (bits >> (64 - width));
+}
+
+/* The first bit at or after `from` that is set in diff (64N if none). */
+template <int N>
+__device__ __forceinline__ int
+next_set_bit(const uint64_t *diff, int from)
+{
+	for (int w = from >> 6; w < N; w++)
+	{
+		uint64_t	m = diff[w];
+
+		if (w == (from >> 6))
+			m &= ~(uint64_t) 0 >> (from & 63);
+		if (m)
+			return w * 64 + __clzll((long long) m);
+	}
+	return 64 * N;
 }
 
 /*
- * Stable sort of up to TILE records in shared memory by key (see the file
- * header: a radix sort of 64-bit windows, with a merge sort of the whole
- * keys when the window does not decide).
+ * Stable sort of up to TILE records in shared memory by key: an MSD radix
+ * sort by rounds, each round an LSD radix sort of 32-bit digits
+ * (sort_digits, below).
+ *
+ * Round one sorts the 32 bits that start at the highest bit in which the
+ * block's keys differ (bits that are equal in the whole block are never
+ * looked at).  Keys that differ only below those bits now sit next to each
+ * other in index order; if there are none (always when at most 32 bits
+ * vary, and for random keys, where two records of a tile agree on 32
+ * varying bits with a probability of about 1%), the block is sorted.
+ * Otherwise each run of records with equal digits gets its number, and the
+ * next round sorts every record by (run number, the next varying bits of
+ * its key), as many bits as the run number leaves room for (at least 19).
+ * Each round is stable over index order, so equal keys stay in index
+ * order and the result is the (key, index) order.  A round moves on by at
+ * least 19 bits, so there are at most 1 + (64N - 32) / 19 rounds (rounded
+ * up: 3 for one-word keys, 13 for four), and the last ones only for keys
+ * that agree on long stretches of varying bits; in practice one or two
+ * (float keys in [0, 1), whose leading bits are nearly all equal, take two
+ * in most tiles and cost 5-10% more than random keys).
+ *
+ * The previous block sort, a cub::BlockRadixSort of whole 64-bit keys (13
+ * passes of 5-bit digits moving 8-byte keys, and a merge sort of the whole
+ * keys when they were wider), took 2.3 times as long for a tile of 8-byte
+ * keys (bench/results/kernel.md).
  */
 template <int N>
 struct BlockKeySort
@@ -152,38 +202,90 @@ struct BlockKeySort
 	static constexpr int THREADS = Shape::THREADS;
 	static constexpr int ITEMS = Shape::ITEMS;
 	static constexpr int TILE = Shape::TILE;
+	static constexpr int DIGIT_BITS = 32;
+	static constexpr int RADIX_BITS = 8;
+	using RankMatch = cub::BlockRadixRankMatch<THREADS, RADIX_BITS, false>;
+	using Scan = cub::BlockScan<uint32_t, THREADS>;
 
-	struct KeyLess
+	/* the radix sort: ranking, and the exchange of digits and positions */
+	struct RadixStorage
 	{
-		__device__ __forceinline__ bool operator()(const Key<N> &a, const Key<N> &b) const
+		typename RankMatch::TempStorage rank;
+		uint32_t	digits[TILE];
+		uint16_t	pos[TILE];
+	};
+
+	/*
+	 * Where item i of thread t is read from: warp-striped, which the match
+	 * ranking needs (its ranks are stable in that order), and in which a
+	 * warp's loads coalesce.
+	 */
+	static __device__ __forceinline__ int
+	input_position(int t, int i)
+	{
+		return (t >> 5) * 32 * ITEMS + i * 32 + (t & 31);
+	}
+
+	/*
+	 * Stable LSD radix sort of the block's (digit, position) pairs, given
+	 * in the input arrangement, by bits [begin_bit, end_bit) of the
+	 * digits, 8 bits a pass: cub::BlockRadixRankMatch ranks each pass
+	 * (warp-private counters and __match_any_sync, as CUB's onesweep
+	 * device sort does; 4 passes for 32 bits where cub::BlockRadixSort's
+	 * ranking takes 7 of 5 bits), and the pairs are exchanged through
+	 * shared memory.  They come back striped (item i of thread t has rank
+	 * i * THREADS + t).
+	 */
+	static __device__ void
+	sort_digits(RadixStorage &m, uint32_t (&digit)[ITEMS], uint16_t (&at)[ITEMS],
+				int begin_bit, int end_bit)
+	{
+		const int	t = threadIdx.x;
+
+		for (int bit = begin_bit; bit < end_bit; bit += RADIX_BITS)
 		{
-			return key_less(a, b);
+			const bool	last = bit + RADIX_BITS >= end_bit;
+			int			rank[ITEMS];
+
+			/* its first barrier orders the previous pass's reads before our writes */
+			RankMatch(m.rank).RankKeys(digit, rank,
+									   cub::BFEDigitExtractor<uint32_t>(bit, min(RADIX_BITS, end_bit - bit)));
+#pragma unroll
+			for (int i = 0; i < ITEMS; i++)
+			{
+				m.digits[rank[i]] = digit[i];
+				m.pos[rank[i]] = at[i];
+			}
+			__syncthreads();
+#pragma unroll
+			for (int i = 0; i < ITEMS; i++)
+			{
+				int			r = last ? i * THREADS + t : input_position(t, i);
+
+				digit[i] = m.digits[r];
+				at[i] = m.pos[r];
+			}
 		}
-	};
-	using Radix = cub::BlockRadixSort<uint64_t, THREADS, ITEMS, uint32_t, 5>;
-	using Merge = cub::BlockMergeSort<Key<N>, THREADS, ITEMS, uint32_t>;
-	struct NoMerge
+	}
+
+	static_assert(TILE <= 65536, "positions are 16-bit");
+
+	/* a round's result in rank order, and each record's run number */
+	struct Ranked
 	{
-	};
-	/* the sorted windows and positions, for the check of neighbours */
-	struct Sorted
-	{
-		uint64_t	window[TILE];
-		uint32_t	pos[TILE];
-	};
-	struct NoSorted
-	{
+		uint32_t	digits[TILE];
+		uint16_t	pos[TILE];
+		uint16_t	run_of[TILE];	/* by position */
 	};
 
 	struct Storage
 	{
 		union
 		{
-			typename Radix::TempStorage radix;
-			/* one-word windows are the keys: never a tie to resolve */
-			std::conditional_t<N == 1, NoMerge, typename Merge::TempStorage> merge;
-			std::conditional_t<N == 1, NoSorted, Sorted> sorted;
+			RadixStorage radix;
+			Ranked		ranked;
 		}			temp;
+		typename Scan::TempStorage scan;
 		uint64_t	diff[N];
 	};
 
@@ -197,13 +299,11 @@ struct BlockKeySort
 	sort(Storage &s, const Key<N> *keys, int valid, uint32_t (&pos)[ITEMS], bool *striped)
 	{
 		const int	t = threadIdx.x;
-		int			word = -1,
-					top = 0,
-					begin_bit,
-					end_bit;
-		bool		exact = true;
-		uint64_t	wdiff;
-		uint64_t	win[ITEMS];
+		int			start,
+					run_bits = 0;
+		uint32_t	nruns = 1;
+		uint32_t	digit[ITEMS];
+		uint16_t	at[ITEMS];
 
 		/* which bits differ from record 0's, per word */
 		if (t < N)
@@ -219,7 +319,7 @@ struct BlockKeySort
 #pragma unroll
 			for (int i = 0; i < ITEMS; i++)
 			{
-				int			p = t * ITEMS + i;
+				int			p = input_position(t, i);
 
 				if (p < valid)
 				{
@@ -241,14 +341,8 @@ struct BlockKeySort
 		}
 		__syncthreads();
 
-		/* the window: from the highest differing bit down 64 bits */
-#pragma unroll
-		for (int w = N - 1; w >= 0; w--)
-		{
-			if (s.diff[w])
-				word = w;
-		}
-		if (word < 0)
+		start = next_set_bit<N>(s.diff, 0);
+		if (start >= 64 * N)
 		{
 			/* all keys equal: index order is the order */
 #pragma unroll
@@ -257,51 +351,49 @@ struct BlockKeySort
 			*striped = false;
 			return;
 		}
-		diff_bit_range(s.diff[word], &begin_bit, &end_bit);
-		top = end_bit - 1;
-		wdiff = key_window<N>(s.diff, word, top);
-#pragma unroll
-		for (int w = 0; w < N; w++)
+
+		for (;;)
 		{
-			uint64_t	below;
-
-			if (w <= word)
-				continue;
-			/* bits of word w that the window does not cover */
-			below = s.diff[w];
-			if (w == word + 1 && top < 63)
-				below &= ~(uint64_t) 0 >> (63 - top);
-			if (below)
-				exact = false;
-		}
-
-#pragma unroll
-		for (int i = 0; i < ITEMS; i++)
-		{
-			int			p = t * ITEMS + i;
-
-			pos[i] = p;
-			/* padding: all ones sorts after every window, and stably last */
-			win[i] = p < valid ? key_window<N>(keys[p].w, word, top) : ~(uint64_t) 0;
-		}
-		/* the window's top bit differs by construction: end_bit is 64 */
-		diff_bit_range(wdiff, &begin_bit, &end_bit);
-		Radix(s.temp.radix).SortBlockedToStriped(win, pos, begin_bit, end_bit);
-		*striped = true;
-
-		if constexpr (N > 1)
-		{
+			const int	width = DIGIT_BITS - run_bits;
+			const int	next = start + width;
+			const bool	last_round = next_set_bit<N>(s.diff, next) >= 64 * N;
+			uint32_t	varying = key_bits<N>(s.diff, start, width);
+			int			begin_bit,
+						end_bit;
 			bool		tie = false;
 
-			if (exact)
-				return;
-			/* do two different keys share a window? */
+			if (run_bits > 0)
+				varying |= ((1u << run_bits) - 1) << width;
+
+			/* the digits: (run number, the next `width` bits of the key) */
+#pragma unroll
+			for (int i = 0; i < ITEMS; i++)
+			{
+				int			p = input_position(t, i);
+
+				at[i] = (uint16_t) p;
+				/* padding: all ones sorts after every record, and stably last */
+				digit[i] = ~0u;
+				if (p < valid)
+				{
+					digit[i] = key_bits<N>(keys[p].w, start, width);
+					if (run_bits > 0)
+						digit[i] |= (uint32_t) s.temp.ranked.run_of[p] << width;
+				}
+			}
+			diff_bit_range(varying, &begin_bit, &end_bit);
+			__syncthreads();	/* run_of shares memory with the radix sort */
+			sort_digits(s.temp.radix, digit, at, begin_bit, end_bit);
+			if (last_round)
+				break;
+
+			/* do records with equal digits have different keys? */
 			__syncthreads();
 #pragma unroll
 			for (int i = 0; i < ITEMS; i++)
 			{
-				s.temp.sorted.window[i * THREADS + t] = win[i];
-				s.temp.sorted.pos[i * THREADS + t] = pos[i];
+				s.temp.ranked.digits[i * THREADS + t] = digit[i];
+				s.temp.ranked.pos[i * THREADS + t] = at[i];
 			}
 			__syncthreads();
 #pragma unroll
@@ -309,26 +401,44 @@ struct BlockKeySort
 			{
 				int			r = i * THREADS + t;
 
-				if (r > 0 && r < valid && s.temp.sorted.window[r - 1] == win[i] &&
-					!key_equal(keys[s.temp.sorted.pos[r - 1]], keys[pos[i]]))
+				if (r > 0 && r < valid && s.temp.ranked.digits[r - 1] == digit[i] &&
+					!key_equal(keys[s.temp.ranked.pos[r - 1]], keys[at[i]]))
 					tie = true;
 			}
-			if (__syncthreads_or(tie))
+			if (!__syncthreads_or(tie))
+				break;
+
+			/* number the runs of equal digits in rank order */
 			{
-				Key<N>		k[ITEMS];
+				uint32_t	run[ITEMS];
 
 #pragma unroll
 				for (int i = 0; i < ITEMS; i++)
 				{
-					int			p = t * ITEMS + i;
+					int			r = t * ITEMS + i;
 
-					pos[i] = p;
-					k[i] = p < valid ? keys[p] : key_max<N>();
+					run[i] = r < valid &&
+						(r == 0 || s.temp.ranked.digits[r] != s.temp.ranked.digits[r - 1]);
 				}
-				Merge(s.temp.merge).StableSort(k, pos, KeyLess());
-				*striped = false;
+				Scan(s.scan).InclusiveSum(run, run, nruns);
+#pragma unroll
+				for (int i = 0; i < ITEMS; i++)
+				{
+					int			r = t * ITEMS + i;
+
+					if (r < valid)
+						s.temp.ranked.run_of[s.temp.ranked.pos[r]] = (uint16_t) (run[i] - 1);
+				}
 			}
+			__syncthreads();
+			run_bits = 32 - __clz((int) (nruns - 1));
+			start = next_set_bit<N>(s.diff, next);
 		}
+
+#pragma unroll
+		for (int i = 0; i < ITEMS; i++)
+			pos[i] = at[i];
+		*striped = true;
 	}
 };
 
@@ -614,6 +724,9 @@ pick_sub_splitters_kernel(const SplitBucket *buckets, const uint32_t *sorted,
 	}
 }
 
+/* Threads of a split_kernel block (a chunk is a tile of records). */
+#define GS_SPLIT_THREADS 512
+
 /*
  * Second level: the sub-bucket of every record of one chunk.  COUNT: the
  * number of records per sub-bucket into counts.  Otherwise: move the
@@ -622,13 +735,13 @@ pick_sub_splitters_kernel(const SplitBucket *buckets, const uint32_t *sorted,
  * exclusive scan of counts).
  */
 template <int N, bool COUNT>
-__global__ void __launch_bounds__(BucketShape<N>::THREADS)
+__global__ void __launch_bounds__(GS_SPLIT_THREADS)
 split_kernel(const Key<N> *keys, const uint32_t *idx, const SplitBucket *buckets,
 			 const SplitChunk *chunks, const Key<N> *sub_keys, const uint32_t *sub_idx,
 			 uint32_t *counts, const uint32_t *offs, Key<N> *out_keys, uint32_t *out_idx)
 {
-	constexpr int THREADS = BucketShape<N>::THREADS;
-	constexpr int ITEMS = BucketShape<N>::ITEMS;
+	constexpr int THREADS = GS_SPLIT_THREADS;
+	constexpr int ITEMS = BucketShape<N>::TILE / THREADS;
 	using Rank = cub::BlockRadixSort<uint32_t, THREADS, ITEMS, uint32_t, 5>;
 	using Scan = cub::BlockScan<uint32_t, THREADS>;
 	__shared__ Key<N> spl_keys[GS_MAX_SUBBUCKETS - 1];
@@ -799,7 +912,8 @@ allow_smem(Kernel kernel, size_t bytes)
 inline size_t
 bucket_tile_records(int key_words)
 {
-	return key_words <= 2 ? BucketShape<1>::TILE : BucketShape<3>::TILE;
+	(void) key_words;			/* the same tile for every width */
+	return BucketShape<1>::TILE;
 }
 
 /* Samples per tile. */
@@ -1044,7 +1158,7 @@ split_buckets(const GsContext &ctx, Key<N> *bkeys, const uint32_t *bidx,
 			dbuckets.get(), sorted_samples.get(), bkeys, bidx, sub_keys.get(), sub_idx.get());
 		check_launch(ctx, "pick_sub_splitters_kernel");
 
-		split_kernel<N, true><<<(unsigned) chunks.size(), BucketShape<N>::THREADS, 0, ctx.stream>>>(
+		split_kernel<N, true><<<(unsigned) chunks.size(), GS_SPLIT_THREADS, 0, ctx.stream>>>(
 			bkeys, bidx, dbuckets.get(), dchunks.get(), sub_keys.get(), sub_idx.get(),
 			counts.get(), nullptr, nullptr, nullptr);
 		check_launch(ctx, "split_kernel");
@@ -1054,7 +1168,7 @@ split_buckets(const GsContext &ctx, Key<N> *bkeys, const uint32_t *bidx,
 		GS_CHECK(cub::DeviceScan::ExclusiveSum(scan_temp.get(), scan_bytes, counts.get(),
 											   offs.get(), ncounts, ctx.stream));
 		check_launch(ctx, "cub::DeviceScan::ExclusiveSum");
-		split_kernel<N, false><<<(unsigned) chunks.size(), BucketShape<N>::THREADS, 0, ctx.stream>>>(
+		split_kernel<N, false><<<(unsigned) chunks.size(), GS_SPLIT_THREADS, 0, ctx.stream>>>(
 			bkeys, bidx, dbuckets.get(), dchunks.get(), sub_keys.get(), sub_idx.get(),
 			counts.get(), offs.get(), tkeys, perm);
 		check_launch(ctx, "split_kernel");

@@ -39,11 +39,12 @@ static int	nfail = 0;
 enum Dist
 {
 	UNIFORM, ZIPF, SORTED, REVERSED, ALL_EQUAL, FEW_DISTINCT, SMALL_INTS, NEARLY_SORTED,
+	FLOATS, GAPPED, DEEP,
 	NDIST
 };
 static const char *dist_names[] = {
 	"uniform", "zipf", "sorted", "reversed", "all-equal", "few-distinct", "small-ints",
-	"nearly-sorted"
+	"nearly-sorted", "floats", "gapped", "deep"
 };
 
 static uint64_t rng_state;
@@ -83,6 +84,28 @@ key_word(Dist d, size_t i, size_t n, int w)
 			return w == 0 ? (rng() % 1000) << 32 : 0;
 		case NEARLY_SORTED:
 			return w == 0 ? (rng() % 100 == 0 ? rng() % (n + 1) : i) : 0;
+
+			/*
+			 * The block sort's later rounds (bucket_sort.cuh): keys whose
+			 * leading 32 varying bits often tie while the rest differ.
+			 */
+		case FLOATS:
+			{
+				/* a float8 key in [0, 1), as keys.c encodes it */
+				double		f = (rng() >> 11) * (1.0 / 9007199254740992.0);
+				uint64_t	bits;
+
+				memcpy(&bits, &f, sizeof(bits));
+				return w == 0 ? bits ^ ((uint64_t) 1 << 63) : rng() % 1000;
+			}
+		case GAPPED:
+			/* a few leading values, a gap of equal bits, then random bits */
+			return w == 0 ? ((rng() % 8) << 61) | (rng() >> 28) : rng() % 4;
+		case DEEP:
+			/* one far bit and, for half the keys, 16 low ones; words after it often equal */
+			if (w == 0)
+				return ((rng() % 2) << 40) | (rng() % 2 ? rng() & 0xFFFF : 0);
+			return rng() % 2 ? rng() : 5;
 		default:
 			return 0;
 	}
@@ -288,7 +311,7 @@ test_second_level(bool quick)
 					continue;
 				for (int d = 0; d < NDIST; d++)
 				{
-					if (quick && d != UNIFORM && d != FEW_DISTINCT)
+					if (quick && d != UNIFORM && d != FEW_DISTINCT && d != GAPPED)
 						continue;
 					check({kw, GSCUDA_ALGO_BUCKET, n, 1 << 17, (Dist) d, n, 0});
 				}
@@ -328,7 +351,7 @@ main(int argc, char **argv)
 
 	for (int kw = 1; kw <= 4; kw++)
 	{
-		size_t		tile = kw <= 2 ? 8192 : 4096;
+		size_t		tile = 8192;
 
 		for (GsCudaAlgorithm a : algos)
 		{
@@ -349,7 +372,8 @@ main(int argc, char **argv)
 			{
 				for (int d = 0; d < NDIST; d++)
 				{
-					if (quick && d != UNIFORM && d != FEW_DISTINCT && d != REVERSED)
+					if (quick && d != UNIFORM && d != FEW_DISTINCT && d != REVERSED &&
+						d != FLOATS && d != DEEP)
 						continue;
 					/* small chunks: tiles span chunks; large: one chunk */
 					check({kw, a, n, 1024, (Dist) d, 0, 0});

@@ -6,13 +6,15 @@
 # memcheck and racecheck on the quick mode.  Exits non-zero on any failure.
 #
 #   [SANITIZER_TOOLS="memcheck racecheck"] [KERNEL_TEST_QUICK_ONLY=1] test/gpu/kernel_test.sh [BUILDDIR]
+#
+# GS_NVCCFLAGS_EXTRA: more nvcc flags (-D settings of the kernels).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${1:-/tmp/gpusort_kernel_test}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 NVCC=${NVCC:-$CUDA_HOME/bin/nvcc}
 SANITIZER=${SANITIZER:-$CUDA_HOME/bin/compute-sanitizer}
-NVCCFLAGS="-O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -Xcompiler -fPIC -Xcompiler -fvisibility=hidden --expt-relaxed-constexpr -lineinfo -I$root/src -I$root/cuda"
+NVCCFLAGS="-O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -Xcompiler -fPIC -Xcompiler -fvisibility=hidden --expt-relaxed-constexpr -lineinfo -I$root/src -I$root/cuda ${GS_NVCCFLAGS_EXTRA:-}"
 mkdir -p "$build"
 status=0
 
