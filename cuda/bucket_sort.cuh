@@ -54,10 +54,10 @@
  * Second level.  A bucket larger than a block is split again
  * (split_kernel): its own sub-splitters come from a sample of its records
  * (see split_buckets), each record finds its sub-bucket by
- * binary search, and a stable scatter (a block radix sort of the
- * sub-bucket numbers, then a scan of the (sub-bucket, chunk) counts) moves
- * the records so that every sub-bucket is contiguous and in its original
- * order.  Sub-buckets are then sorted like buckets.  Whatever still does
+ * binary search, and a stable scatter (ranks by sub-bucket number from
+ * cub::BlockRadixRankMatch, then a scan of the (sub-bucket, chunk) counts)
+ * moves the records so that every sub-bucket is contiguous and in its
+ * original order.  Sub-buckets are then sorted like buckets.  Whatever still does
  * not fit a block (the sub-splitters come from a sample, so now and then a
  * sub-bucket overflows) is sorted by the CUB radix sort, all such ranges together: they are key
  * ranges in order, so sorting their union by (key, index) sorts each one in
@@ -732,7 +732,11 @@ pick_sub_splitters_kernel(const SplitBucket *buckets, const uint32_t *sorted,
  * number of records per sub-bucket into counts.  Otherwise: move the
  * records to out_keys/out_idx, at the same positions as in keys/idx but
  * grouped by sub-bucket, keeping their order within each (offs: the
- * exclusive scan of counts).
+ * exclusive scan of counts).  The move ranks the records by sub-bucket in
+ * one pass of cub::BlockRadixRankMatch (at most 256 sub-buckets: one 8-bit
+ * digit), whose ranks are stable for records read warp-striped, and then
+ * writes them in rank order, so that each sub-bucket's records are
+ * written as one run.
  */
 template <int N, bool COUNT>
 __global__ void __launch_bounds__(GS_SPLIT_THREADS)
@@ -741,40 +745,49 @@ split_kernel(const Key<N> *keys, const uint32_t *idx, const SplitBucket *buckets
 			 uint32_t *counts, const uint32_t *offs, Key<N> *out_keys, uint32_t *out_idx)
 {
 	constexpr int THREADS = GS_SPLIT_THREADS;
-	constexpr int ITEMS = BucketShape<N>::TILE / THREADS;
-	using Rank = cub::BlockRadixSort<uint32_t, THREADS, ITEMS, uint32_t, 5>;
-	using Scan = cub::BlockScan<uint32_t, THREADS>;
+	constexpr int TILE = BucketShape<N>::TILE;
+	constexpr int ITEMS = TILE / THREADS;
+	using RankMatch = cub::BlockRadixRankMatch<THREADS, 8, false>;
 	__shared__ Key<N> spl_keys[GS_MAX_SUBBUCKETS - 1];
 	__shared__ uint32_t spl_idx[GS_MAX_SUBBUCKETS - 1];
+	/* COUNT: records per sub-bucket; otherwise the first rank of each */
 	__shared__ uint32_t hist[GS_MAX_SUBBUCKETS];
 	__shared__ union
 	{
-		typename Rank::TempStorage rank;
-		typename Scan::TempStorage scan;
+		typename RankMatch::TempStorage rank;
+		struct
+		{
+			uint16_t	pos[TILE];
+			uint8_t		sub[TILE];
+		}			by_rank;
 	}			temp;
 	const SplitChunk chunk = chunks[blockIdx.x];
 	const SplitBucket bucket = buckets[chunk.bucket];
 	const int	t = threadIdx.x;
 	const int	nspl = (int) bucket.nsub - 1;
 	uint32_t	sub[ITEMS];
-	uint32_t	pos[ITEMS];
+	int			rank[ITEMS];
+	int			first_rank[RankMatch::BINS_TRACKED_PER_THREAD];
+
+	static_assert(GS_MAX_SUBBUCKETS <= 256 && GS_MAX_SUBBUCKETS <= THREADS,
+				  "a sub-bucket number is one 8-bit digit, one per thread");
 
 	for (int q = t; q < nspl; q += THREADS)
 	{
 		spl_keys[q] = sub_keys[bucket.first_splitter + q];
 		spl_idx[q] = sub_idx[bucket.first_splitter + q];
 	}
-	if (t < GS_MAX_SUBBUCKETS)
+	if (COUNT && t < GS_MAX_SUBBUCKETS)
 		hist[t] = 0;
 	__syncthreads();
 
 #pragma unroll
 	for (int i = 0; i < ITEMS; i++)
 	{
-		int			p = t * ITEMS + i;
+		/* warp-striped */
+		int			p = (t >> 5) * 32 * ITEMS + i * 32 + (t & 31);
 
-		pos[i] = p;
-		sub[i] = bucket.nsub;	/* padding: after every sub-bucket */
+		sub[i] = 0;				/* padding: ranked, never moved */
 		if (p < (int) chunk.len)
 		{
 			const Key<N> k = keys[chunk.start + p];
@@ -793,44 +806,52 @@ split_kernel(const Key<N> *keys, const uint32_t *idx, const SplitBucket *buckets
 					lo = mid + 1;
 			}
 			sub[i] = lo;
-			atomicAdd(&hist[lo], 1u);
+			if (COUNT)
+				atomicAdd(&hist[lo], 1u);
 		}
 	}
-	__syncthreads();
 
 	if (COUNT)
 	{
+		__syncthreads();
 		for (int b = t; b < (int) bucket.nsub; b += THREADS)
 			counts[bucket.first_count + (size_t) b * bucket.nchunks + chunk.ordinal] = hist[b];
 		return;
 	}
 
-	/* stable ranks: sort (sub-bucket, position) pairs */
-	Rank(temp.rank).SortBlockedToStriped(sub, pos, 0, 32 - __clz((int) bucket.nsub));
-	__syncthreads();
+	/*
+	 * Stable ranks by sub-bucket.  A record's place in its sub-bucket's run
+	 * is its rank minus the sub-bucket's first rank, which padding (ranked
+	 * after every real record of its digit) does not change.
+	 */
+	RankMatch(temp.rank).RankKeys(sub, rank, cub::BFEDigitExtractor<uint32_t>(0, 8), first_rank);
+	__syncthreads();			/* the ranking's counters share memory with by_rank */
+	if (t < GS_MAX_SUBBUCKETS)
+		hist[t] = first_rank[0];
+#pragma unroll
+	for (int i = 0; i < ITEMS; i++)
 	{
-		uint32_t	h = t < (int) bucket.nsub ? hist[t] : 0;
-
-		Scan(temp.scan).ExclusiveSum(h, h);
-		__syncthreads();
-		if (t < (int) bucket.nsub)
-			hist[t] = h;			/* first rank of sub-bucket t in the chunk */
-		__syncthreads();
+		temp.by_rank.pos[rank[i]] = (uint16_t) ((t >> 5) * 32 * ITEMS + i * 32 + (t & 31));
+		temp.by_rank.sub[rank[i]] = (uint8_t) sub[i];
 	}
+	__syncthreads();
+
+	/* in rank order: consecutive threads write consecutive records of a run */
 #pragma unroll
 	for (int i = 0; i < ITEMS; i++)
 	{
 		int			r = i * THREADS + t;
+		int			p = temp.by_rank.pos[r];
 
-		if (r < (int) chunk.len)
+		if (p < (int) chunk.len)
 		{
-			uint32_t	b = sub[i];
+			uint32_t	b = temp.by_rank.sub[r];
 			size_t		dest = (size_t) bucket.start - bucket.compact +
 				offs[bucket.first_count + (size_t) b * bucket.nchunks + chunk.ordinal] +
 				(r - hist[b]);
 
-			out_keys[dest] = keys[chunk.start + pos[i]];
-			out_idx[dest] = idx[chunk.start + pos[i]];
+			out_keys[dest] = keys[chunk.start + p];
+			out_idx[dest] = idx[chunk.start + p];
 		}
 	}
 }
