@@ -193,7 +193,9 @@ next_set_bit(const uint64_t *diff, int from)
  * The previous block sort, a cub::BlockRadixSort of whole 64-bit keys (13
  * passes of 5-bit digits moving 8-byte keys, and a merge sort of the whole
  * keys when they were wider), took 2.3 times as long for a tile of 8-byte
- * keys (bench/results/kernel.md).
+ * keys (bench/results/kernel.md).  Fewer, wider passes do not pay: three
+ * passes of 10 bits (30-bit digits) or of 11 took 10% and 40% longer on
+ * the H100, the ranking's counters growing 4 and 8 times and spilling.
  */
 template <int N>
 struct BlockKeySort
@@ -737,9 +739,14 @@ pick_sub_splitters_kernel(const SplitBucket *buckets, const uint32_t *sorted,
  * digit), whose ranks are stable for records read warp-striped, and then
  * writes them in rank order, so that each sub-bucket's records are
  * written as one run.
+ *
+ * Two blocks per SM where that costs no spills (the count pass, and the
+ * move of one-word keys): the binary searches are chains of dependent
+ * loads, and more warps hide them (H100, 100M one-word records: split
+ * phase 3.17 ms with one block per SM, 2.95 with two).
  */
 template <int N, bool COUNT>
-__global__ void __launch_bounds__(GS_SPLIT_THREADS)
+__global__ void __launch_bounds__(GS_SPLIT_THREADS, COUNT || N == 1 ? 2 : 1)
 split_kernel(const Key<N> *keys, const uint32_t *idx, const SplitBucket *buckets,
 			 const SplitChunk *chunks, const Key<N> *sub_keys, const uint32_t *sub_idx,
 			 uint32_t *counts, const uint32_t *offs, Key<N> *out_keys, uint32_t *out_idx)
@@ -781,33 +788,73 @@ split_kernel(const Key<N> *keys, const uint32_t *idx, const SplitBucket *buckets
 		hist[t] = 0;
 	__syncthreads();
 
-#pragma unroll
-	for (int i = 0; i < ITEMS; i++)
+	/*
+	 * Each record's sub-bucket: the number of sub-splitters <= the record,
+	 * by a binary search of a fixed number of steps.  GROUP records are
+	 * searched in lockstep, so that their loads from global memory, and
+	 * then their shared-memory probes, are in flight together rather than
+	 * one record's after another's (a search is a chain of dependent
+	 * loads); GROUP shrinks as keys widen, to stay within the registers.
+	 */
 	{
-		/* warp-striped */
-		int			p = (t >> 5) * 32 * ITEMS + i * 32 + (t & 31);
+		constexpr int GROUP = N == 1 ? 8 : N == 2 ? 4 : 2;
+		int			span = 1;
 
-		sub[i] = 0;				/* padding: ranked, never moved */
-		if (p < (int) chunk.len)
+		static_assert(ITEMS % GROUP == 0, "groups divide a thread's records");
+		while (span <= nspl)
+			span <<= 1;
+#pragma unroll
+		for (int g = 0; g < ITEMS; g += GROUP)
 		{
-			const Key<N> k = keys[chunk.start + p];
-			const uint32_t ki = idx[chunk.start + p];
-			int			lo = 0,
-						hi = nspl;
+			Key<N>		k[GROUP];
+			uint32_t	ki[GROUP];
+			int			found[GROUP];
 
-			/* the number of sub-splitters <= the record */
-			while (lo < hi)
+#pragma unroll
+			for (int j = 0; j < GROUP; j++)
 			{
-				int			mid = (lo + hi) >> 1;
+				/* warp-striped */
+				int			p = (t >> 5) * 32 * ITEMS + (g + j) * 32 + (t & 31);
 
-				if (record_less(k, ki, spl_keys[mid], spl_idx[mid]))
-					hi = mid;
-				else
-					lo = mid + 1;
+				found[j] = 0;
+				if (p < (int) chunk.len)
+				{
+					k[j] = keys[chunk.start + p];
+					ki[j] = idx[chunk.start + p];
+				}
 			}
-			sub[i] = lo;
-			if (COUNT)
-				atomicAdd(&hist[lo], 1u);
+			for (int step = span >> 1; step > 0; step >>= 1)
+			{
+#pragma unroll
+				for (int j = 0; j < GROUP; j++)
+				{
+					int			probe = found[j] + step - 1;
+
+					if (probe < nspl && !record_less(k[j], ki[j], spl_keys[probe], spl_idx[probe]))
+						found[j] += step;
+				}
+			}
+#pragma unroll
+			for (int j = 0; j < GROUP; j++)
+			{
+				int			p = (t >> 5) * 32 * ITEMS + (g + j) * 32 + (t & 31);
+
+				/* padding: sub-bucket 0, ranked but never moved or counted */
+				sub[g + j] = p < (int) chunk.len ? found[j] : 0;
+				if (COUNT)
+				{
+					/*
+					 * A warp's records are consecutive ones of the bucket,
+					 * mostly of one or two sub-buckets: one atomic per
+					 * distinct sub-bucket, not 32 on one address.
+					 */
+					const bool	real = p < (int) chunk.len;
+					unsigned	same = __match_any_sync(0xFFFFFFFFu, real ? found[j] : -1);
+
+					if (real && (t & 31) == __ffs(same) - 1)
+						atomicAdd(&hist[found[j]], (uint32_t) __popc(same));
+				}
+			}
 		}
 	}
 
@@ -1063,13 +1110,15 @@ sort_large_ranges(const GsContext &ctx, uint64_t *keys, int key_words, const uin
 
 /*
  * Samples per sub-bucket when a bucket is split (oversampling), and how
- * full a sub-bucket should be on average, in tenths of the limit: with 64
- * samples a sub-bucket's size deviates by about 1/8 from the average, so
- * one of 7/10 of a tile overflows more than 3 deviations out (rarely, and
- * then to the radix sort), while fuller blocks sort faster.
+ * full a sub-bucket should be on average, in tenths of the limit: with 128
+ * samples a sub-bucket's size deviates by about 1/11 from the average, so
+ * one of 8/10 of a tile overflows about 3 deviations out (a few in a
+ * thousand, and then to the radix sort).  Fuller blocks sort faster: on the
+ * H100, 100M records, 128 samples and 8/10 took the sub-bucket sort from
+ * 3.20 to 2.92 ms against 64 and 7/10, for 0.05 ms more sample sorting.
  */
-#define GS_SPLIT_OVERSAMPLING 64
-#define GS_SPLIT_FILL_TENTHS 7
+#define GS_SPLIT_OVERSAMPLING 128
+#define GS_SPLIT_FILL_TENTHS 8
 
 /*
  * The second level for the buckets larger than `limit` records: split
