@@ -5,7 +5,7 @@
 #   bench/kernel_bench.sh [RUNS] [MAX_N] [WIDTHS]   (defaults: 5 runs, 100000000, 1234)
 #
 # KERNEL_BENCH_QUICK=1: uniform and float keys only, no end-to-end runs;
-# GS_NVCCFLAGS_EXTRA: more nvcc flags (-D settings of the kernels).
+# GS_NVCCFLAGS_EXTRA: more nvcc flags (e.g. -Xptxas -v to see registers and spills).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD:-/tmp/gpusort_kernel_bench}

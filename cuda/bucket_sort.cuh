@@ -128,6 +128,18 @@ rank_of(int t, int i, bool striped)
 }
 
 /*
+ * Where item i of thread t (ITEMS items per thread) is read from:
+ * warp-striped, the order in which cub::BlockRadixRankMatch's ranks are
+ * stable, and in which a warp's loads coalesce.
+ */
+template <int ITEMS>
+__device__ __forceinline__ int
+warp_striped_position(int t, int i)
+{
+	return (t >> 5) * 32 * ITEMS + i * 32 + (t & 31);
+}
+
+/*
  * Bits of an N-word key are numbered as one string in sort order: bit 0
  * is the most significant bit of word 0, bit 64N-1 the least significant
  * of word N-1.  key_bits() returns `width` (1..32) bits of k starting at
@@ -218,17 +230,6 @@ struct BlockKeySort
 	};
 
 	/*
-	 * Where item i of thread t is read from: warp-striped, which the match
-	 * ranking needs (its ranks are stable in that order), and in which a
-	 * warp's loads coalesce.
-	 */
-	static __device__ __forceinline__ int
-	input_position(int t, int i)
-	{
-		return (t >> 5) * 32 * ITEMS + i * 32 + (t & 31);
-	}
-
-	/*
 	 * Stable LSD radix sort of the block's (digit, position) pairs, given
 	 * in the input arrangement, by bits [begin_bit, end_bit) of the
 	 * digits, 8 bits a pass: cub::BlockRadixRankMatch ranks each pass
@@ -262,7 +263,7 @@ struct BlockKeySort
 #pragma unroll
 			for (int i = 0; i < ITEMS; i++)
 			{
-				int			r = last ? i * THREADS + t : input_position(t, i);
+				int			r = last ? i * THREADS + t : warp_striped_position<ITEMS>(t, i);
 
 				digit[i] = m.digits[r];
 				at[i] = m.pos[r];
@@ -321,7 +322,7 @@ struct BlockKeySort
 #pragma unroll
 			for (int i = 0; i < ITEMS; i++)
 			{
-				int			p = input_position(t, i);
+				int			p = warp_striped_position<ITEMS>(t, i);
 
 				if (p < valid)
 				{
@@ -371,7 +372,7 @@ struct BlockKeySort
 #pragma unroll
 			for (int i = 0; i < ITEMS; i++)
 			{
-				int			p = input_position(t, i);
+				int			p = warp_striped_position<ITEMS>(t, i);
 
 				at[i] = (uint16_t) p;
 				/* padding: all ones sorts after every record, and stably last */
@@ -813,8 +814,7 @@ split_kernel(const Key<N> *keys, const uint32_t *idx, const SplitBucket *buckets
 #pragma unroll
 			for (int j = 0; j < GROUP; j++)
 			{
-				/* warp-striped */
-				int			p = (t >> 5) * 32 * ITEMS + (g + j) * 32 + (t & 31);
+				int			p = warp_striped_position<ITEMS>(t, g + j);
 
 				found[j] = 0;
 				if (p < (int) chunk.len)
@@ -837,7 +837,7 @@ split_kernel(const Key<N> *keys, const uint32_t *idx, const SplitBucket *buckets
 #pragma unroll
 			for (int j = 0; j < GROUP; j++)
 			{
-				int			p = (t >> 5) * 32 * ITEMS + (g + j) * 32 + (t & 31);
+				int			p = warp_striped_position<ITEMS>(t, g + j);
 
 				/* padding: sub-bucket 0, ranked but never moved or counted */
 				sub[g + j] = p < (int) chunk.len ? found[j] : 0;
@@ -878,7 +878,7 @@ split_kernel(const Key<N> *keys, const uint32_t *idx, const SplitBucket *buckets
 #pragma unroll
 	for (int i = 0; i < ITEMS; i++)
 	{
-		temp.by_rank.pos[rank[i]] = (uint16_t) ((t >> 5) * 32 * ITEMS + i * 32 + (t & 31));
+		temp.by_rank.pos[rank[i]] = (uint16_t) warp_striped_position<ITEMS>(t, i);
 		temp.by_rank.sub[rank[i]] = (uint8_t) sub[i];
 	}
 	__syncthreads();

@@ -7,7 +7,7 @@
 #
 #   [SANITIZER_TOOLS="memcheck racecheck"] [KERNEL_TEST_QUICK_ONLY=1] test/gpu/kernel_test.sh [BUILDDIR]
 #
-# GS_NVCCFLAGS_EXTRA: more nvcc flags (-D settings of the kernels).
+# GS_NVCCFLAGS_EXTRA: more nvcc flags (e.g. -Xptxas -v to see registers and spills).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${1:-/tmp/gpusort_kernel_test}
