@@ -9,6 +9,10 @@ query under each setting:
   native-par8  gpusort.enabled = off, a forced 8-worker parallel plan
   cpu          GpuSort on the CPU engine
   gpu          GpuSort on the GPU engine (gpusort.engine = gpu)
+  gpu-bucket   the GPU engine with gpusort.gpu_algorithm = bucket forced
+  gpu-radix    the GPU engine with gpusort.gpu_algorithm = radix forced
+               (these two only where asked for in --settings, and on the
+               queries that run on gpu: they check auto's choice)
 
 Each (query, setting) runs in one session: one warm-up (which also pays the
 per-backend CUDA start-up, as a pooled connection would once), then --runs
@@ -46,7 +50,14 @@ SETTINGS = {
                     "SET min_parallel_table_scan_size = 0;"),
     "cpu": "SET gpusort.enabled = on; SET gpusort.engine = cpu; SET gpusort.min_rows = 0;",
     "gpu": "SET gpusort.enabled = on; SET gpusort.engine = gpu; SET gpusort.min_rows = 0;",
+    # the GPU engine with one algorithm forced, to check gpu_algorithm = auto's choice
+    "gpu-bucket": ("SET gpusort.enabled = on; SET gpusort.engine = gpu; SET gpusort.min_rows = 0; "
+                   "SET gpusort.gpu_algorithm = bucket;"),
+    "gpu-radix": ("SET gpusort.enabled = on; SET gpusort.engine = gpu; SET gpusort.min_rows = 0; "
+                  "SET gpusort.gpu_algorithm = radix;"),
 }
+# where a query runs on "gpu", it also runs on these when they are asked for
+GPU_VARIANTS = ["gpu-bucket", "gpu-radix"]
 
 # k: the sort key of each distribution (g = 1..n)
 DISTRIBUTIONS = {
@@ -236,6 +247,8 @@ def main():
         make_tables(n, used_dists, need_main=need_main,
                     need_text=any(" tx_%d " % n in t[0][1] + " " for t in todo))
         for (label, sql, wanted), warm, slow in todo:
+            if "gpu" in wanted:
+                wanted = wanted + GPU_VARIANTS
             for setting in wanted:
                 if setting not in settings:
                     continue
@@ -263,7 +276,7 @@ def table_rows(results):
 
 def write_markdown(results, settings, path):
     keyed = table_rows(results)
-    cols = [s for s in ("native", "native-par8", "cpu", "gpu") if s in settings]
+    cols = [s for s in ["native", "native-par8", "cpu", "gpu"] + GPU_VARIANTS if s in settings]
     lines = ["| rows | query | " + " | ".join("%s ms" % c for c in cols) +
              " | native / cpu | native / gpu | native-par8 / gpu | GpuSort engine (gpu run) |",
              "|---:|---|" + "---:|" * len(cols) + "---:|---:|---:|---|"]

@@ -7,7 +7,8 @@
 # PHASE: tests (test/gpu/run.sh: regression suite on the GPU engine and
 # kernel tests), bench (bench/run.sh on 1M and 10M rows), targets (the
 # issues' speed targets at 10M rows: ORDER BY k, ORDER BY f, k, LIMIT 100,
-# numeric and COLLATE "C", native against the GPU), text (the text and
+# numeric and COLLATE "C", native against the GPU, and the first three
+# with each GPU algorithm forced, to check gpu_algorithm = auto), text (the text and
 # numeric queries at 10M rows, native against the GPU), dists (the
 # distribution runs at 10M rows), kernel (bench/kernel_bench.sh), pgbench
 # (test/gpu/pgbench.sh: 32 clients, gpusort on then off, 150 s each by
@@ -40,6 +41,7 @@ for phase in "$@"; do
       tail -25 "$out/text.log" ;;
     targets)
       GPUSORT_TEST_USER=pgrun bench/run.sh --rows 10000000 --runs 3 --distributions '' \
+        --settings native,native-par8,cpu,gpu,gpu-bucket,gpu-radix \
         --queries 'scan,order by k,order by f,limit 100' --out "$out/targets" > "$out/targets.log" 2>&1
       tail -12 "$out/targets.log"
       GPUSORT_TEST_USER=pgrun bench/run.sh --rows 10000000 --runs 3 --settings native,gpu \
