@@ -731,26 +731,28 @@ pick_sub_splitters_kernel(const SplitBucket *buckets, const uint32_t *sorted,
 #define GS_SPLIT_THREADS 512
 
 /*
- * Second level: the sub-bucket of every record of one chunk.  COUNT: the
- * number of records per sub-bucket into counts.  Otherwise: move the
- * records to out_keys/out_idx, at the same positions as in keys/idx but
- * grouped by sub-bucket, keeping their order within each (offs: the
- * exclusive scan of counts).  The move ranks the records by sub-bucket in
- * one pass of cub::BlockRadixRankMatch (at most 256 sub-buckets: one 8-bit
- * digit), whose ranks are stable for records read warp-striped, and then
- * writes them in rank order, so that each sub-bucket's records are
- * written as one run.
+ * Second level, for one chunk.  COUNT: the sub-bucket of every record, into
+ * sub_of (a byte a record, by position among the split buckets' records),
+ * and the number of records per sub-bucket into counts.  Otherwise: move
+ * the records to out_keys/out_idx, at the same positions as in keys/idx but
+ * grouped by sub-bucket (sub_of says which), keeping their order within
+ * each (offs: the exclusive scan of counts).  The move ranks the records by
+ * sub-bucket in one pass of cub::BlockRadixRankMatch (at most 256
+ * sub-buckets: one 8-bit digit), whose ranks are stable for records read
+ * warp-striped, and then writes them in rank order, so that each
+ * sub-bucket's records are written as one run.
  *
- * Two blocks per SM where that costs no spills (the count pass, and the
- * move of one-word keys): the binary searches are chains of dependent
- * loads, and more warps hide them (H100, 100M one-word records: split
- * phase 3.17 ms with one block per SM, 2.95 with two).
+ * Two blocks per SM: the binary searches are chains of dependent loads,
+ * and more warps hide them (H100, 100M one-word records: split phase 3.17
+ * ms with one block per SM, 2.95 with two).  The move reads the count
+ * pass's answers rather than searching again.
  */
 template <int N, bool COUNT>
-__global__ void __launch_bounds__(GS_SPLIT_THREADS, COUNT || N == 1 ? 2 : 1)
+__global__ void __launch_bounds__(GS_SPLIT_THREADS, 2)
 split_kernel(const Key<N> *keys, const uint32_t *idx, const SplitBucket *buckets,
 			 const SplitChunk *chunks, const Key<N> *sub_keys, const uint32_t *sub_idx,
-			 uint32_t *counts, const uint32_t *offs, Key<N> *out_keys, uint32_t *out_idx)
+			 uint8_t *sub_of, uint32_t *counts, const uint32_t *offs,
+			 Key<N> *out_keys, uint32_t *out_idx)
 {
 	constexpr int THREADS = GS_SPLIT_THREADS;
 	constexpr int TILE = BucketShape<N>::TILE;
@@ -777,27 +779,43 @@ split_kernel(const Key<N> *keys, const uint32_t *idx, const SplitBucket *buckets
 	int			rank[ITEMS];
 	int			first_rank[RankMatch::BINS_TRACKED_PER_THREAD];
 
+	/* this chunk's records in sub_of */
+	uint8_t    *chunk_sub_of = sub_of + bucket.compact + (chunk.start - bucket.start);
+
 	static_assert(GS_MAX_SUBBUCKETS <= 256 && GS_MAX_SUBBUCKETS <= THREADS,
 				  "a sub-bucket number is one 8-bit digit, one per thread");
 
-	for (int q = t; q < nspl; q += THREADS)
+	if constexpr (!COUNT)
 	{
-		spl_keys[q] = sub_keys[bucket.first_splitter + q];
-		spl_idx[q] = sub_idx[bucket.first_splitter + q];
-	}
-	if (COUNT && t < GS_MAX_SUBBUCKETS)
-		hist[t] = 0;
-	__syncthreads();
+#pragma unroll
+		for (int i = 0; i < ITEMS; i++)
+		{
+			int			p = warp_striped_position<ITEMS>(t, i);
 
-	/*
-	 * Each record's sub-bucket: the number of sub-splitters <= the record,
-	 * by a binary search of a fixed number of steps.  GROUP records are
-	 * searched in lockstep, so that their loads from global memory, and
-	 * then their shared-memory probes, are in flight together rather than
-	 * one record's after another's (a search is a chain of dependent
-	 * loads); GROUP shrinks as keys widen, to stay within the registers.
-	 */
+			/* padding: sub-bucket 0, ranked but never moved */
+			sub[i] = p < (int) chunk.len ? chunk_sub_of[p] : 0;
+		}
+	}
+	else
 	{
+		for (int q = t; q < nspl; q += THREADS)
+		{
+			spl_keys[q] = sub_keys[bucket.first_splitter + q];
+			spl_idx[q] = sub_idx[bucket.first_splitter + q];
+		}
+		if (t < GS_MAX_SUBBUCKETS)
+			hist[t] = 0;
+		__syncthreads();
+
+		/*
+		 * Each record's sub-bucket: the number of sub-splitters <= the
+		 * record, by a binary search of a fixed number of steps.  GROUP
+		 * records are searched in lockstep, so that their loads from
+		 * global memory, and then their shared-memory probes, are in
+		 * flight together rather than one record's after another's (a
+		 * search is a chain of dependent loads); GROUP shrinks as keys
+		 * widen, to stay within the registers.
+		 */
 		constexpr int GROUP = N == 1 ? 8 : N == 2 ? 4 : 2;
 		int			span = 1;
 
@@ -839,27 +857,20 @@ split_kernel(const Key<N> *keys, const uint32_t *idx, const SplitBucket *buckets
 			{
 				int			p = warp_striped_position<ITEMS>(t, g + j);
 
-				/* padding: sub-bucket 0, ranked but never moved or counted */
-				sub[g + j] = p < (int) chunk.len ? found[j] : 0;
-				if (COUNT)
-				{
-					/*
-					 * A warp's records are consecutive ones of the bucket,
-					 * mostly of one or two sub-buckets: one atomic per
-					 * distinct sub-bucket, not 32 on one address.
-					 */
-					const bool	real = p < (int) chunk.len;
-					unsigned	same = __match_any_sync(0xFFFFFFFFu, real ? found[j] : -1);
+				/*
+				 * A warp's records are consecutive ones of the bucket,
+				 * mostly of one or two sub-buckets: one atomic per
+				 * distinct sub-bucket, not 32 on one address.
+				 */
+				const bool	real = p < (int) chunk.len;
+				unsigned	same = __match_any_sync(0xFFFFFFFFu, real ? found[j] : -1);
 
-					if (real && (t & 31) == __ffs(same) - 1)
-						atomicAdd(&hist[found[j]], (uint32_t) __popc(same));
-				}
+				if (real)
+					chunk_sub_of[p] = (uint8_t) found[j];
+				if (real && (t & 31) == __ffs(same) - 1)
+					atomicAdd(&hist[found[j]], (uint32_t) __popc(same));
 			}
 		}
-	}
-
-	if (COUNT)
-	{
 		__syncthreads();
 		for (int b = t; b < (int) bucket.nsub; b += THREADS)
 			counts[bucket.first_count + (size_t) b * bucket.nchunks + chunk.ordinal] = hist[b];
@@ -1203,6 +1214,7 @@ split_buckets(const GsContext &ctx, Key<N> *bkeys, const uint32_t *bidx,
 		DevBuf<uint32_t> dsubs(ctx.mem, 2 * nsubs);
 		DevBuf<Key<N>> sub_keys(ctx.mem, nsplitters);
 		DevBuf<uint32_t> sub_idx(ctx.mem, nsplitters);
+		DevBuf<uint8_t> sub_of(ctx.mem, compact);
 		DevBuf<uint32_t> counts(ctx.mem, ncounts);
 		DevBuf<uint32_t> offs(ctx.mem, ncounts);
 		DevBuf<uint32_t> seg(ctx.mem, 2 * nsubs);
@@ -1230,7 +1242,7 @@ split_buckets(const GsContext &ctx, Key<N> *bkeys, const uint32_t *bidx,
 
 		split_kernel<N, true><<<(unsigned) chunks.size(), GS_SPLIT_THREADS, 0, ctx.stream>>>(
 			bkeys, bidx, dbuckets.get(), dchunks.get(), sub_keys.get(), sub_idx.get(),
-			counts.get(), nullptr, nullptr, nullptr);
+			sub_of.get(), counts.get(), nullptr, nullptr, nullptr);
 		check_launch(ctx, "split_kernel");
 		GS_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, counts.get(), offs.get(),
 											   ncounts, ctx.stream));
@@ -1240,7 +1252,7 @@ split_buckets(const GsContext &ctx, Key<N> *bkeys, const uint32_t *bidx,
 		check_launch(ctx, "cub::DeviceScan::ExclusiveSum");
 		split_kernel<N, false><<<(unsigned) chunks.size(), GS_SPLIT_THREADS, 0, ctx.stream>>>(
 			bkeys, bidx, dbuckets.get(), dchunks.get(), sub_keys.get(), sub_idx.get(),
-			counts.get(), offs.get(), tkeys, perm);
+			sub_of.get(), counts.get(), offs.get(), tkeys, perm);
 		check_launch(ctx, "split_kernel");
 		sub_bucket_bounds_kernel<<<div_up(nsubs, 256), 256, 0, ctx.stream>>>(
 			dbuckets.get(), dsubs.get(), dsubs.get() + nsubs, nsubs, counts.get(), offs.get(),
