@@ -428,8 +428,10 @@ resident_bytes_per_record(const GsCudaSort *sort)
 static size_t
 finish_bytes(const GsCudaSort *sort, size_t n)
 {
+	/* bucket indexes, the sample order and more, a sub-bucket byte a record */
 	if (sort->bucket())
-		return n * (sizeof(uint32_t) * 3 + sizeof(uint64_t) * 2 / GS_SAMPLE_STEP) + (64 << 20);
+		return n * (sizeof(uint32_t) * 3 + sizeof(uint64_t) * 2 / GS_SAMPLE_STEP +
+					sizeof(uint8_t)) + (64 << 20);
 	/* values twice, word keys twice (once for one word), CUB temp */
 	return n * (2 * sizeof(uint32_t) + (sort->key_words == 1 ? 1 : 2) * sizeof(uint64_t)) +
 		n / 8 + (64 << 20);
