@@ -53,11 +53,12 @@
  *
  * Second level.  A bucket larger than a block is split again
  * (split_kernel): its own sub-splitters come from a sample of its records
- * (see split_buckets), each record finds its sub-bucket by
- * binary search, and a stable scatter (ranks by sub-bucket number from
- * cub::BlockRadixRankMatch, then a scan of the (sub-bucket, chunk) counts)
- * moves the records so that every sub-bucket is contiguous and in its
- * original order.  Sub-buckets are then sorted like buckets.  Whatever still does
+ * (see split_buckets); a count pass finds each record's sub-bucket by
+ * binary search, keeps it (a byte a record) and counts the records of each
+ * (sub-bucket, chunk); and a move pass, after a scan of those counts,
+ * scatters the records stably (ranks by sub-bucket number from
+ * cub::BlockRadixRankMatch) so that every sub-bucket is contiguous and in
+ * its original order.  Sub-buckets are then sorted like buckets.  Whatever still does
  * not fit a block (the sub-splitters come from a sample, so now and then a
  * sub-bucket overflows) is sorted by the CUB radix sort, all such ranges together: they are key
  * ranges in order, so sorting their union by (key, index) sorts each one in
