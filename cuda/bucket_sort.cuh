@@ -52,7 +52,7 @@
  * choose_buckets() then makes few coarse ones.
  *
  * Second level.  A bucket larger than a block is split again
- * (split_kernel): its own sub-splitters come from a sample of its records
+ * (split_count_kernel, split_move_kernel): its own sub-splitters come from a sample of its records
  * (see split_buckets); a count pass finds each record's sub-bucket by
  * binary search, keeps it (a byte a record) and counts the records of each
  * (sub-bucket, chunk); and a move pass, after a scan of those counts,
@@ -728,41 +728,138 @@ pick_sub_splitters_kernel(const SplitBucket *buckets, const uint32_t *sorted,
 	}
 }
 
-/* Threads of a split_kernel block (a chunk is a tile of records). */
+/* Threads of a split_count_kernel or split_move_kernel block (a chunk is a tile of records). */
 #define GS_SPLIT_THREADS 512
 
 /*
- * Second level, for one chunk.  COUNT: the sub-bucket of every record, into
- * sub_of (a byte a record, by position among the split buckets' records),
- * and the number of records per sub-bucket into counts.  Otherwise: move
- * the records to out_keys/out_idx, at the same positions as in keys/idx but
- * grouped by sub-bucket (sub_of says which), keeping their order within
- * each (offs: the exclusive scan of counts).  The move ranks the records by
- * sub-bucket in one pass of cub::BlockRadixRankMatch (at most 256
- * sub-buckets: one 8-bit digit), whose ranks are stable for records read
- * warp-striped, and then writes them in rank order, so that each
- * sub-bucket's records are written as one run.
+ * Second level, the count pass over one chunk: each record's sub-bucket,
+ * into sub_of (a byte a record, by position among the split buckets'
+ * records, so that the move need not search again), and the number of
+ * records per sub-bucket into counts (sub-bucket-major, a column per
+ * chunk).
  *
  * Two blocks per SM: the binary searches are chains of dependent loads,
  * and more warps hide them (H100, 100M one-word records: split phase 3.17
- * ms with one block per SM, 2.95 with two).  The move reads the count
- * pass's answers rather than searching again.
+ * ms with one block per SM, 2.95 with two).
  */
-template <int N, bool COUNT>
+template <int N>
 __global__ void __launch_bounds__(GS_SPLIT_THREADS, 2)
-split_kernel(const Key<N> *keys, const uint32_t *idx, const SplitBucket *buckets,
-			 const SplitChunk *chunks, const Key<N> *sub_keys, const uint32_t *sub_idx,
-			 uint8_t *sub_of, uint32_t *counts, const uint32_t *offs,
-			 Key<N> *out_keys, uint32_t *out_idx)
+split_count_kernel(const Key<N> *keys, const uint32_t *idx, const SplitBucket *buckets,
+				   const SplitChunk *chunks, const Key<N> *sub_keys, const uint32_t *sub_idx,
+				   uint8_t *sub_of, uint32_t *counts)
+{
+	constexpr int THREADS = GS_SPLIT_THREADS;
+	constexpr int ITEMS = BucketShape<N>::TILE / THREADS;
+	/*
+	 * GROUP records are searched in lockstep, so that their loads from
+	 * global memory, and then their shared-memory probes, are in flight
+	 * together rather than one record's after another's (a search is a
+	 * chain of dependent loads); GROUP shrinks as keys widen, to stay
+	 * within the registers.
+	 */
+	constexpr int GROUP = N == 1 ? 8 : N == 2 ? 4 : 2;
+	__shared__ Key<N> spl_keys[GS_MAX_SUBBUCKETS - 1];
+	__shared__ uint32_t spl_idx[GS_MAX_SUBBUCKETS - 1];
+	__shared__ uint32_t hist[GS_MAX_SUBBUCKETS];
+	const SplitChunk chunk = chunks[blockIdx.x];
+	const SplitBucket bucket = buckets[chunk.bucket];
+	const int	t = threadIdx.x;
+	const int	nspl = (int) bucket.nsub - 1;
+	uint8_t    *chunk_sub_of = sub_of + bucket.compact + (chunk.start - bucket.start);
+	int			span = 1;
+
+	static_assert(GS_MAX_SUBBUCKETS <= 256 && GS_MAX_SUBBUCKETS <= THREADS,
+				  "a sub-bucket number is one byte, and a count one per thread");
+	static_assert(ITEMS % GROUP == 0, "groups divide a thread's records");
+
+	for (int q = t; q < nspl; q += THREADS)
+	{
+		spl_keys[q] = sub_keys[bucket.first_splitter + q];
+		spl_idx[q] = sub_idx[bucket.first_splitter + q];
+	}
+	if (t < GS_MAX_SUBBUCKETS)
+		hist[t] = 0;
+	__syncthreads();
+
+	/* the number of sub-splitters <= the record: fixed-step binary search */
+	while (span <= nspl)
+		span <<= 1;
+#pragma unroll
+	for (int g = 0; g < ITEMS; g += GROUP)
+	{
+		Key<N>		k[GROUP];
+		uint32_t	ki[GROUP];
+		int			found[GROUP];
+
+#pragma unroll
+		for (int j = 0; j < GROUP; j++)
+		{
+			int			p = warp_striped_position<ITEMS>(t, g + j);
+
+			found[j] = 0;
+			if (p < (int) chunk.len)
+			{
+				k[j] = keys[chunk.start + p];
+				ki[j] = idx[chunk.start + p];
+			}
+		}
+		for (int step = span >> 1; step > 0; step >>= 1)
+		{
+#pragma unroll
+			for (int j = 0; j < GROUP; j++)
+			{
+				int			probe = found[j] + step - 1;
+
+				if (probe < nspl && !record_less(k[j], ki[j], spl_keys[probe], spl_idx[probe]))
+					found[j] += step;
+			}
+		}
+#pragma unroll
+		for (int j = 0; j < GROUP; j++)
+		{
+			int			p = warp_striped_position<ITEMS>(t, g + j);
+			const bool	real = p < (int) chunk.len;
+
+			/*
+			 * A warp's records are consecutive ones of the bucket, mostly
+			 * of one or two sub-buckets: one atomic per distinct
+			 * sub-bucket, not 32 on one address.
+			 */
+			unsigned	same = __match_any_sync(0xFFFFFFFFu, real ? found[j] : -1);
+
+			if (real)
+				chunk_sub_of[p] = (uint8_t) found[j];
+			if (real && (t & 31) == __ffs(same) - 1)
+				atomicAdd(&hist[found[j]], (uint32_t) __popc(same));
+		}
+	}
+	__syncthreads();
+	for (int b = t; b < (int) bucket.nsub; b += THREADS)
+		counts[bucket.first_count + (size_t) b * bucket.nchunks + chunk.ordinal] = hist[b];
+}
+
+/*
+ * Second level, the move of one chunk: its records to out_keys/out_idx, at
+ * the same positions as in keys/idx but grouped by sub-bucket (sub_of, from
+ * the count pass, says which), keeping their order within each (offs: the
+ * exclusive scan of the counts).  The records are ranked by sub-bucket in
+ * one pass of cub::BlockRadixRankMatch (at most 256 sub-buckets: one 8-bit
+ * digit), whose ranks are stable for records read warp-striped, and then
+ * written in rank order, so that each sub-bucket's records are written as
+ * one run.  Two blocks per SM, as measured for the count pass.
+ */
+template <int N>
+__global__ void __launch_bounds__(GS_SPLIT_THREADS, 2)
+split_move_kernel(const Key<N> *keys, const uint32_t *idx, const SplitBucket *buckets,
+				  const SplitChunk *chunks, const uint8_t *sub_of, const uint32_t *offs,
+				  Key<N> *out_keys, uint32_t *out_idx)
 {
 	constexpr int THREADS = GS_SPLIT_THREADS;
 	constexpr int TILE = BucketShape<N>::TILE;
 	constexpr int ITEMS = TILE / THREADS;
 	using RankMatch = cub::BlockRadixRankMatch<THREADS, 8, false>;
-	__shared__ Key<N> spl_keys[GS_MAX_SUBBUCKETS - 1];
-	__shared__ uint32_t spl_idx[GS_MAX_SUBBUCKETS - 1];
-	/* COUNT: records per sub-bucket; otherwise the first rank of each */
-	__shared__ uint32_t hist[GS_MAX_SUBBUCKETS];
+	/* the first rank of each sub-bucket */
+	__shared__ uint32_t first[GS_MAX_SUBBUCKETS];
 	__shared__ union
 	{
 		typename RankMatch::TempStorage rank;
@@ -775,107 +872,21 @@ split_kernel(const Key<N> *keys, const uint32_t *idx, const SplitBucket *buckets
 	const SplitChunk chunk = chunks[blockIdx.x];
 	const SplitBucket bucket = buckets[chunk.bucket];
 	const int	t = threadIdx.x;
-	const int	nspl = (int) bucket.nsub - 1;
+	const uint8_t *chunk_sub_of = sub_of + bucket.compact + (chunk.start - bucket.start);
 	uint32_t	sub[ITEMS];
 	int			rank[ITEMS];
 	int			first_rank[RankMatch::BINS_TRACKED_PER_THREAD];
 
-	/* this chunk's records in sub_of */
-	uint8_t    *chunk_sub_of = sub_of + bucket.compact + (chunk.start - bucket.start);
-
 	static_assert(GS_MAX_SUBBUCKETS <= 256 && GS_MAX_SUBBUCKETS <= THREADS,
 				  "a sub-bucket number is one 8-bit digit, one per thread");
 
-	if constexpr (!COUNT)
+#pragma unroll
+	for (int i = 0; i < ITEMS; i++)
 	{
-#pragma unroll
-		for (int i = 0; i < ITEMS; i++)
-		{
-			int			p = warp_striped_position<ITEMS>(t, i);
+		int			p = warp_striped_position<ITEMS>(t, i);
 
-			/* padding: sub-bucket 0, ranked but never moved */
-			sub[i] = p < (int) chunk.len ? chunk_sub_of[p] : 0;
-		}
-	}
-	else
-	{
-		for (int q = t; q < nspl; q += THREADS)
-		{
-			spl_keys[q] = sub_keys[bucket.first_splitter + q];
-			spl_idx[q] = sub_idx[bucket.first_splitter + q];
-		}
-		if (t < GS_MAX_SUBBUCKETS)
-			hist[t] = 0;
-		__syncthreads();
-
-		/*
-		 * Each record's sub-bucket: the number of sub-splitters <= the
-		 * record, by a binary search of a fixed number of steps.  GROUP
-		 * records are searched in lockstep, so that their loads from
-		 * global memory, and then their shared-memory probes, are in
-		 * flight together rather than one record's after another's (a
-		 * search is a chain of dependent loads); GROUP shrinks as keys
-		 * widen, to stay within the registers.
-		 */
-		constexpr int GROUP = N == 1 ? 8 : N == 2 ? 4 : 2;
-		int			span = 1;
-
-		static_assert(ITEMS % GROUP == 0, "groups divide a thread's records");
-		while (span <= nspl)
-			span <<= 1;
-#pragma unroll
-		for (int g = 0; g < ITEMS; g += GROUP)
-		{
-			Key<N>		k[GROUP];
-			uint32_t	ki[GROUP];
-			int			found[GROUP];
-
-#pragma unroll
-			for (int j = 0; j < GROUP; j++)
-			{
-				int			p = warp_striped_position<ITEMS>(t, g + j);
-
-				found[j] = 0;
-				if (p < (int) chunk.len)
-				{
-					k[j] = keys[chunk.start + p];
-					ki[j] = idx[chunk.start + p];
-				}
-			}
-			for (int step = span >> 1; step > 0; step >>= 1)
-			{
-#pragma unroll
-				for (int j = 0; j < GROUP; j++)
-				{
-					int			probe = found[j] + step - 1;
-
-					if (probe < nspl && !record_less(k[j], ki[j], spl_keys[probe], spl_idx[probe]))
-						found[j] += step;
-				}
-			}
-#pragma unroll
-			for (int j = 0; j < GROUP; j++)
-			{
-				int			p = warp_striped_position<ITEMS>(t, g + j);
-
-				/*
-				 * A warp's records are consecutive ones of the bucket,
-				 * mostly of one or two sub-buckets: one atomic per
-				 * distinct sub-bucket, not 32 on one address.
-				 */
-				const bool	real = p < (int) chunk.len;
-				unsigned	same = __match_any_sync(0xFFFFFFFFu, real ? found[j] : -1);
-
-				if (real)
-					chunk_sub_of[p] = (uint8_t) found[j];
-				if (real && (t & 31) == __ffs(same) - 1)
-					atomicAdd(&hist[found[j]], (uint32_t) __popc(same));
-			}
-		}
-		__syncthreads();
-		for (int b = t; b < (int) bucket.nsub; b += THREADS)
-			counts[bucket.first_count + (size_t) b * bucket.nchunks + chunk.ordinal] = hist[b];
-		return;
+		/* padding: sub-bucket 0, ranked but never moved */
+		sub[i] = p < (int) chunk.len ? chunk_sub_of[p] : 0;
 	}
 
 	/*
@@ -886,7 +897,7 @@ split_kernel(const Key<N> *keys, const uint32_t *idx, const SplitBucket *buckets
 	RankMatch(temp.rank).RankKeys(sub, rank, cub::BFEDigitExtractor<uint32_t>(0, 8), first_rank);
 	__syncthreads();			/* the ranking's counters share memory with by_rank */
 	if (t < GS_MAX_SUBBUCKETS)
-		hist[t] = first_rank[0];
+		first[t] = first_rank[0];
 #pragma unroll
 	for (int i = 0; i < ITEMS; i++)
 	{
@@ -907,7 +918,7 @@ split_kernel(const Key<N> *keys, const uint32_t *idx, const SplitBucket *buckets
 			uint32_t	b = temp.by_rank.sub[r];
 			size_t		dest = (size_t) bucket.start - bucket.compact +
 				offs[bucket.first_count + (size_t) b * bucket.nchunks + chunk.ordinal] +
-				(r - hist[b]);
+				(r - first[b]);
 
 			out_keys[dest] = keys[chunk.start + p];
 			out_idx[dest] = idx[chunk.start + p];
@@ -1241,20 +1252,19 @@ split_buckets(const GsContext &ctx, Key<N> *bkeys, const uint32_t *bidx,
 			dbuckets.get(), sorted_samples.get(), bkeys, bidx, sub_keys.get(), sub_idx.get());
 		check_launch(ctx, "pick_sub_splitters_kernel");
 
-		split_kernel<N, true><<<(unsigned) chunks.size(), GS_SPLIT_THREADS, 0, ctx.stream>>>(
+		split_count_kernel<N><<<(unsigned) chunks.size(), GS_SPLIT_THREADS, 0, ctx.stream>>>(
 			bkeys, bidx, dbuckets.get(), dchunks.get(), sub_keys.get(), sub_idx.get(),
-			sub_of.get(), counts.get(), nullptr, nullptr, nullptr);
-		check_launch(ctx, "split_kernel");
+			sub_of.get(), counts.get());
+		check_launch(ctx, "split_count_kernel");
 		GS_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, counts.get(), offs.get(),
 											   ncounts, ctx.stream));
 		scan_temp.allocate(ctx.mem, scan_bytes);
 		GS_CHECK(cub::DeviceScan::ExclusiveSum(scan_temp.get(), scan_bytes, counts.get(),
 											   offs.get(), ncounts, ctx.stream));
 		check_launch(ctx, "cub::DeviceScan::ExclusiveSum");
-		split_kernel<N, false><<<(unsigned) chunks.size(), GS_SPLIT_THREADS, 0, ctx.stream>>>(
-			bkeys, bidx, dbuckets.get(), dchunks.get(), sub_keys.get(), sub_idx.get(),
-			sub_of.get(), counts.get(), offs.get(), tkeys, perm);
-		check_launch(ctx, "split_kernel");
+		split_move_kernel<N><<<(unsigned) chunks.size(), GS_SPLIT_THREADS, 0, ctx.stream>>>(
+			bkeys, bidx, dbuckets.get(), dchunks.get(), sub_of.get(), offs.get(), tkeys, perm);
+		check_launch(ctx, "split_move_kernel");
 		sub_bucket_bounds_kernel<<<div_up(nsubs, 256), 256, 0, ctx.stream>>>(
 			dbuckets.get(), dsubs.get(), dsubs.get() + nsubs, nsubs, counts.get(), offs.get(),
 			seg.get(), seg.get() + nsubs);
