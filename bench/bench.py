@@ -50,14 +50,12 @@ SETTINGS = {
                     "SET min_parallel_table_scan_size = 0;"),
     "cpu": "SET gpusort.enabled = on; SET gpusort.engine = cpu; SET gpusort.min_rows = 0;",
     "gpu": "SET gpusort.enabled = on; SET gpusort.engine = gpu; SET gpusort.min_rows = 0;",
-    # the GPU engine with one algorithm forced, to check gpu_algorithm = auto's choice
-    "gpu-bucket": ("SET gpusort.enabled = on; SET gpusort.engine = gpu; SET gpusort.min_rows = 0; "
-                   "SET gpusort.gpu_algorithm = bucket;"),
-    "gpu-radix": ("SET gpusort.enabled = on; SET gpusort.engine = gpu; SET gpusort.min_rows = 0; "
-                  "SET gpusort.gpu_algorithm = radix;"),
 }
-# where a query runs on "gpu", it also runs on these when they are asked for
+# the GPU engine with one algorithm forced, to check gpu_algorithm = auto's
+# choice; where a query runs on "gpu", it also runs on these when asked for
 GPU_VARIANTS = ["gpu-bucket", "gpu-radix"]
+for _variant in GPU_VARIANTS:
+    SETTINGS[_variant] = SETTINGS["gpu"] + " SET gpusort.gpu_algorithm = %s;" % _variant[4:]
 
 # k: the sort key of each distribution (g = 1..n)
 DISTRIBUTIONS = {
