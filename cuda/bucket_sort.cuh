@@ -52,17 +52,18 @@
  * choose_buckets() then makes few coarse ones.
  *
  * Second level.  A bucket larger than a block is split again
- * (split_count_kernel, split_move_kernel): its own sub-splitters come from a sample of its records
- * (see split_buckets); a count pass finds each record's sub-bucket by
- * binary search, keeps it (a byte a record) and counts the records of each
- * (sub-bucket, chunk); and a move pass, after a scan of those counts,
- * scatters the records stably (ranks by sub-bucket number from
- * cub::BlockRadixRankMatch) so that every sub-bucket is contiguous and in
- * its original order.  Sub-buckets are then sorted like buckets.  Whatever still does
- * not fit a block (the sub-splitters come from a sample, so now and then a
- * sub-bucket overflows) is sorted by the CUB radix sort, all such ranges together: they are key
- * ranges in order, so sorting their union by (key, index) sorts each one in
- * place.
+ * (split_count_kernel, split_move_kernel): its own sub-splitters come
+ * from a sample of its records (see split_buckets); a count pass finds
+ * each record's sub-bucket by binary search, keeps it (a byte a record)
+ * and counts the records of each (sub-bucket, chunk); and a move pass,
+ * after a scan of those counts, scatters the records stably (ranks by
+ * sub-bucket number from cub::BlockRadixRankMatch) so that every
+ * sub-bucket is contiguous and in its original order.  Sub-buckets are
+ * then sorted like buckets.  Whatever still does not fit a block (the
+ * sub-splitters come from a sample, so now and then a sub-bucket
+ * overflows) is sorted by the CUB radix sort, all such ranges together:
+ * they are key ranges in order, so sorting their union by (key, index)
+ * sorts each one in place.
  *
  * Tiles can be sorted as soon as their records are on the device
  * (bucket_sort_tiles), which gscuda_sort_submit() does chunk by chunk;
@@ -731,6 +732,20 @@ pick_sub_splitters_kernel(const SplitBucket *buckets, const uint32_t *sorted,
 /* Threads of a split_count_kernel or split_move_kernel block (a chunk is a tile of records). */
 #define GS_SPLIT_THREADS 512
 
+static_assert(GS_MAX_SUBBUCKETS <= 256 && GS_MAX_SUBBUCKETS <= GS_SPLIT_THREADS,
+			  "a sub-bucket number is one byte (one 8-bit digit), and a count one per thread");
+
+/*
+ * The sub-bucket bytes of a chunk's records (sub_of holds a byte for each
+ * record of the split buckets, by its position among them).
+ */
+template <typename Byte>
+__device__ __forceinline__ Byte *
+chunk_sub_bytes(Byte *sub_of, const SplitBucket &bucket, const SplitChunk &chunk)
+{
+	return sub_of + bucket.compact + (chunk.start - bucket.start);
+}
+
 /*
  * Second level, the count pass over one chunk: each record's sub-bucket,
  * into sub_of (a byte a record, by position among the split buckets'
@@ -765,11 +780,9 @@ split_count_kernel(const Key<N> *keys, const uint32_t *idx, const SplitBucket *b
 	const SplitBucket bucket = buckets[chunk.bucket];
 	const int	t = threadIdx.x;
 	const int	nspl = (int) bucket.nsub - 1;
-	uint8_t    *chunk_sub_of = sub_of + bucket.compact + (chunk.start - bucket.start);
+	uint8_t    *chunk_sub_of = chunk_sub_bytes(sub_of, bucket, chunk);
 	int			span = 1;
 
-	static_assert(GS_MAX_SUBBUCKETS <= 256 && GS_MAX_SUBBUCKETS <= THREADS,
-				  "a sub-bucket number is one byte, and a count one per thread");
 	static_assert(ITEMS % GROUP == 0, "groups divide a thread's records");
 
 	for (int q = t; q < nspl; q += THREADS)
@@ -872,13 +885,10 @@ split_move_kernel(const Key<N> *keys, const uint32_t *idx, const SplitBucket *bu
 	const SplitChunk chunk = chunks[blockIdx.x];
 	const SplitBucket bucket = buckets[chunk.bucket];
 	const int	t = threadIdx.x;
-	const uint8_t *chunk_sub_of = sub_of + bucket.compact + (chunk.start - bucket.start);
+	const uint8_t *chunk_sub_of = chunk_sub_bytes(sub_of, bucket, chunk);
 	uint32_t	sub[ITEMS];
 	int			rank[ITEMS];
 	int			first_rank[RankMatch::BINS_TRACKED_PER_THREAD];
-
-	static_assert(GS_MAX_SUBBUCKETS <= 256 && GS_MAX_SUBBUCKETS <= THREADS,
-				  "a sub-bucket number is one 8-bit digit, one per thread");
 
 #pragma unroll
 	for (int i = 0; i < ITEMS; i++)
