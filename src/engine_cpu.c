@@ -18,6 +18,7 @@
 
 #include "cpu_radix.h"
 #include "engine.h"
+#include "faults.h"
 #include "hostmem.h"
 
 typedef struct CpuEngine
@@ -56,7 +57,8 @@ cpu_engine_chunk(SortEngine *engine, size_t chunkno, char **why)
 	engine_reserve_chunk_slot(engine, chunkno);
 	if (engine->keys.chunks[chunkno] == NULL)
 	{
-		engine->keys.chunks[chunkno] = hostmem_alloc(engine->mcxt, bytes);
+		if (!gpusort_fault_cpu_alloc(chunkno))
+			engine->keys.chunks[chunkno] = hostmem_alloc(engine->mcxt, bytes);
 		if (engine->keys.chunks[chunkno] == NULL)
 		{
 			*why = pstrdup("out of memory for the keys");

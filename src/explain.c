@@ -7,9 +7,11 @@
  * (COLLATE, DESC, USING and NULLS decorations included), so a plan reads
  * the same with and without gpusort apart from the node's name.  With
  * ANALYZE it adds what the sort did: the engine (GPU name, CPU, or
- * PostgreSQL's tuplesort) and its algorithm, why the GPU was not used when
- * it was not, the key width, the records and how many of them the
- * comparator pass ordered, memory, and the time of each phase.  Every item
+ * PostgreSQL's comparators) and its algorithm, why the GPU was not used
+ * when it was not, the key width, the records and how many of them the
+ * comparator pass ordered, the memory budget and the peak of a batch, the
+ * runs written to temporary files, merge passes and disk used (as Sort
+ * reports its external merge), and the time of each phase.  Every item
  * goes through ExplainProperty*, so TEXT, JSON, YAML and XML all work.
  *
  *-------------------------------------------------------------------------
@@ -23,7 +25,6 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/ruleutils.h"
-#include "utils/tuplesort.h"
 #include "utils/typcache.h"
 
 #include "gpusort.h"
@@ -100,7 +101,7 @@ explain_ms(const char *label, double ms, ExplainState *es)
 
 void
 gpusort_explain_node(CustomScanState *node, const GpuSortPlanInfo *info,
-					 const GpuSortStats *stats, Tuplesortstate *tuplesort,
+					 const GpuSortStats *stats,
 					 List *ancestors, ExplainState *es)
 {
 	explain_sort_keys(node, info, ancestors, es);
@@ -116,39 +117,34 @@ gpusort_explain_node(CustomScanState *node, const GpuSortPlanInfo *info,
 	if (stats->fallback)
 		ExplainPropertyText("Fallback", stats->fallback, es);
 
-	if (tuplesort)
+	ExplainPropertyInteger("Key Width", "bytes", stats->key_words * 8, es);
+	ExplainPropertyText("Key Kind", stats->key_kind ? stats->key_kind : "exact", es);
+	ExplainPropertyInteger("Records", NULL, stats->records, es);
+	/* how many threads depends on the machine: shown under VERBOSE */
+	if (stats->key_threads > 0 && es->verbose)
+		ExplainPropertyInteger("Key Threads", NULL, stats->key_threads, es);
+	if (stats->refine_rounds > 0)
+		ExplainPropertyText("Refined",
+							psprintf(INT64_FORMAT " records in %d rounds%s",
+									 stats->refined, stats->refine_rounds,
+									 stats->refined_on_gpu ? ", on the GPU" : ""),
+							es);
+	ExplainPropertyInteger("Resolved by Comparator", NULL, stats->resolved, es);
+	if (stats->checked_pairs > 0)
 	{
-		TuplesortInstrumentation ts;
-
-		tuplesort_get_stats(tuplesort, &ts);
-		ExplainPropertyText("Sort Method", tuplesort_method_name(ts.sortMethod), es);
-		ExplainPropertyInteger("Sort Space Used", "kB", ts.spaceUsed, es);
-		ExplainPropertyText("Sort Space Type", tuplesort_space_type_name(ts.spaceType), es);
+		ExplainPropertyInteger("Collation Checked Pairs", NULL, stats->checked_pairs, es);
+		ExplainPropertyInteger("Collation Repaired", NULL, stats->repaired, es);
 	}
-	else
+	ExplainPropertyInteger("Memory Budget", "kB", (stats->budget + 1023) / 1024, es);
+	ExplainPropertyInteger("Memory Used", "kB", (stats->memory + 1023) / 1024, es);
+	if (stats->device_memory > 0)
+		ExplainPropertyInteger("GPU Memory Used", "kB",
+							   (stats->device_memory + 1023) / 1024, es);
+	if (stats->runs_written > 0 || es->format != EXPLAIN_FORMAT_TEXT)
 	{
-		ExplainPropertyInteger("Key Width", "bytes", stats->key_words * 8, es);
-		ExplainPropertyText("Key Kind", stats->key_kind ? stats->key_kind : "exact", es);
-		ExplainPropertyInteger("Records", NULL, stats->records, es);
-		/* how many threads depends on the machine: shown under VERBOSE */
-		if (stats->key_threads > 0 && es->verbose)
-			ExplainPropertyInteger("Key Threads", NULL, stats->key_threads, es);
-		if (stats->refine_rounds > 0)
-			ExplainPropertyText("Refined",
-								psprintf(INT64_FORMAT " records in %d rounds%s",
-										 stats->refined, stats->refine_rounds,
-										 stats->refined_on_gpu ? ", on the GPU" : ""),
-								es);
-		ExplainPropertyInteger("Resolved by Comparator", NULL, stats->resolved, es);
-		if (stats->checked_pairs > 0)
-		{
-			ExplainPropertyInteger("Collation Checked Pairs", NULL, stats->checked_pairs, es);
-			ExplainPropertyInteger("Collation Repaired", NULL, stats->repaired, es);
-		}
-		ExplainPropertyInteger("Memory Used", "kB", (stats->memory + 1023) / 1024, es);
-		if (stats->device_memory > 0)
-			ExplainPropertyInteger("GPU Memory Used", "kB",
-								   (stats->device_memory + 1023) / 1024, es);
+		ExplainPropertyInteger("Runs Written", NULL, stats->runs_written, es);
+		ExplainPropertyInteger("Merge Passes", NULL, stats->merge_passes, es);
+		ExplainPropertyInteger("Disk Used", "kB", stats->disk_kb, es);
 	}
 	if (stats->sorts > 1)
 		ExplainPropertyInteger("Sorts", NULL, stats->sorts, es);
@@ -170,6 +166,11 @@ gpusort_explain_node(CustomScanState *node, const GpuSortPlanInfo *info,
 		if (stats->checked_pairs > 0)
 			explain_ms("Collation Check Time", stats->check_ms, es);
 		explain_ms("Resolve Time", stats->resolve_ms, es);
+		if (stats->runs_written > 0)
+		{
+			explain_ms("Spill Time", stats->spill_ms, es);
+			explain_ms("Merge Time", stats->merge_ms, es);
+		}
 		explain_ms("Emit Time", stats->emit_ms, es);
 	}
 }

@@ -32,6 +32,7 @@ typedef enum GpuSortFaultKind
 	FAULT_ERROR,
 	FAULT_DELAY,
 	FAULT_ARENA_OOM,
+	FAULT_CPU_ALLOC,
 	FAULT_GPU
 } GpuSortFaultKind;
 
@@ -48,6 +49,8 @@ static const char *const phase_names[] = {
 	[GPUSORT_PHASE_ENCODE] = "encode",
 	[GPUSORT_PHASE_SORT] = "sort",
 	[GPUSORT_PHASE_RESOLVE] = "resolve",
+	[GPUSORT_PHASE_SPILL] = "spill",
+	[GPUSORT_PHASE_MERGE] = "merge",
 	[GPUSORT_PHASE_EMIT] = "emit",
 };
 
@@ -99,6 +102,11 @@ parse_fault(const char *value, GpuSortFault *f)
 	if (strcmp(value, "arena_oom") == 0)
 	{
 		f->kind = FAULT_ARENA_OOM;
+		return true;
+	}
+	if (strcmp(value, "cpu_alloc") == 0)
+	{
+		f->kind = FAULT_CPU_ALLOC;
 		return true;
 	}
 	for (int i = 0; i < lengthof(gpu_faults); i++)
@@ -222,4 +230,10 @@ bool
 gpusort_fault_arena_oom(Size arena_bytes)
 {
 	return fault.kind == FAULT_ARENA_OOM && arena_bytes > 0;
+}
+
+bool
+gpusort_fault_cpu_alloc(size_t chunkno)
+{
+	return fault.kind == FAULT_CPU_ALLOC && chunkno >= 2;
 }

@@ -13,7 +13,11 @@
  *	'delay:PHASE:MS'	a sleep of MS milliseconds in PHASE, once per
  *						statement, that a cancel or statement_timeout ends
  *	'arena_oom'			the arena's next block (after the first) cannot be
- *						allocated: the sort goes to PostgreSQL's tuplesort
+ *						allocated: each batch ends after its first block
+ *						and is written as a sorted run
+ *	'cpu_alloc'			the CPU engine cannot allocate its key chunks
+ *						after the first two (out of memory): comparators
+ *						order the batch
  *	'gpu_init'			GPU steps, for every sort on the GPU: context
  *	'gpu_alloc'			creation, device allocation, host-to-device copy,
  *	'gpu_h2d'			kernel launch, kernel execution, device-to-host copy
@@ -22,7 +26,7 @@
  *	'gpu_d2h'			sticky error: this backend uses no GPU again)
  *	'gpu_lost'
  *
- * PHASE is load, encode, sort, resolve or emit.
+ * PHASE is load, encode, sort, resolve, spill, merge or emit.
  *
  *-------------------------------------------------------------------------
  */
@@ -37,6 +41,8 @@ typedef enum GpuSortPhase
 	GPUSORT_PHASE_ENCODE,		/* building normalized keys */
 	GPUSORT_PHASE_SORT,			/* the engine's sort */
 	GPUSORT_PHASE_RESOLVE,		/* refinement, comparator pass, verification */
+	GPUSORT_PHASE_SPILL,		/* writing a sorted run to a temporary file */
+	GPUSORT_PHASE_MERGE,		/* merge passes, before the first tuple */
 	GPUSORT_PHASE_EMIT			/* returning tuples */
 } GpuSortPhase;
 
@@ -69,5 +75,8 @@ extern GpuSortGpuFault gpusort_fault_gpu(void);
  * arena_bytes: true if the allocation is to fail (arena_oom).
  */
 extern bool gpusort_fault_arena_oom(Size arena_bytes);
+
+/* The CPU engine, before it allocates key chunk chunkno: true to fail. */
+extern bool gpusort_fault_cpu_alloc(size_t chunkno);
 
 #endif							/* GPUSORT_FAULTS_H */

@@ -112,10 +112,10 @@ _PG_init(void)
 							check_key_width, NULL, NULL);
 
 	DefineCustomIntVariable("gpusort.max_memory",
-							"Host memory one GpuSort may hold (tuples, keys, workspace); "
-							"beyond it the sort goes to PostgreSQL's tuplesort, which "
-							"spills to disk.",
-							NULL,
+							"Host memory all GpuSorts of a backend may hold together "
+							"(tuples, keys, workspace, merge buffers).",
+							"A sort whose input outgrows what is left to it writes "
+							"sorted runs to temporary files and merges them.",
 							&gpusort_max_memory_kb,
 							2 * 1024 * 1024, 1024, MAX_KILOBYTES,
 							PGC_SUSET, GUC_UNIT_KB,
@@ -189,7 +189,7 @@ _PG_init(void)
 
 	DefineCustomStringVariable("gpusort.inject_fault",
 							   "Fault to inject, for tests: error:PHASE, delay:PHASE:MS, "
-							   "arena_oom, gpu_init, gpu_alloc, gpu_h2d, gpu_launch, "
+							   "arena_oom, cpu_alloc, gpu_init, gpu_alloc, gpu_h2d, gpu_launch, "
 							   "gpu_kernel, gpu_d2h or gpu_lost; empty for none.",
 							   "PHASE is load, encode, sort, resolve or emit.",
 							   &gpusort_inject_fault,

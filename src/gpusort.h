@@ -2,16 +2,19 @@
  *
  * gpusort.h
  *	  Declarations shared by the parts of gpusort: settings (gpusort.c), the
- *	  planner hook (planner.c), the GpuSort executor node (nodeGpuSort.c) and
- *	  its EXPLAIN output (explain.c).
+ *	  planner hook (planner.c), the GpuSort executor node (nodeGpuSort.c),
+ *	  what a sort reports and its EXPLAIN output (explain.c).
  *
  * The flow of a sort: planner.c replaces a finished plan's Sort node with a
  * CustomScan whose methods live in nodeGpuSort.c.  At execution the node
- * loads its child's tuples into an arena, encodes one normalized key per
- * tuple (keys.c) into a sort engine (engine.h: the CPU engine or the CUDA
- * one), orders equal inexact keys with PostgreSQL's comparators
- * (tiebreak.c), and returns the tuples in that order.  If anything goes
- * wrong it hands the tuples to PostgreSQL's tuplesort instead.
+ * puts its child's tuples into gpusort's sort module (sort.c), which loads
+ * them into batches under the backend's memory budget (sort_budget.c),
+ * encodes one normalized key per tuple (keys.c) into a sort engine
+ * (engine.h: the CPU engine or the CUDA one), orders equal inexact keys
+ * with PostgreSQL's comparators (tiebreak.c), writes full batches to
+ * temporary files as sorted runs and merges them on the way out
+ * (sort_runs.c).  If an engine fails the next one takes over; if keys
+ * cannot be built, comparators alone order the batch.
  *
  *-------------------------------------------------------------------------
  */
@@ -22,6 +25,7 @@
 
 #include "nodes/extensible.h"
 #include "nodes/plannodes.h"
+#include "portability/instr_time.h"
 #include "utils/sortsupport.h"
 
 #define GPUSORT_NODE_NAME	"GpuSort"
@@ -81,7 +85,7 @@ extern void gpusort_plan_info_from_list(List *private, GpuSortPlanInfo *info);
 typedef struct GpuSortStats
 {
 	int			sorts;			/* times the node sorted (rescans re-sort) */
-	char		engine[80];		/* "CPU", "GPU: <name>", "PostgreSQL tuplesort" */
+	char		engine[80];		/* "CPU", "GPU: <name>", "PostgreSQL comparators" */
 	char		algorithm[40];	/* the engine's algorithm */
 	char	   *fallback;		/* why not the GPU / why tuplesort, or NULL */
 	int			key_words;
@@ -96,7 +100,11 @@ typedef struct GpuSortStats
 	bool		refined_on_gpu;
 	int64		checked_pairs;	/* adjacent pairs certified (libc) */
 	int64		repaired;		/* records the libc check moved */
-	Size		memory;			/* peak host memory of the sort, bytes */
+	Size		memory;			/* peak host memory of a batch, bytes */
+	Size		budget;			/* gpusort.max_memory when the sort began */
+	int			runs_written;	/* sorted runs written to temporary files */
+	int			merge_passes;	/* merges of runs, the final one included */
+	int64		disk_kb;		/* peak temporary file space, kB */
 	Size		device_memory;	/* peak GPU memory, bytes */
 	double		load_ms;
 	double		encode_ms;
@@ -107,15 +115,25 @@ typedef struct GpuSortStats
 	double		key_build_ms;	/* key threads' busy time, all together */
 	double		refine_ms;
 	double		check_ms;
+	double		spill_ms;		/* writing runs */
+	double		merge_ms;		/* merge passes before the first tuple */
 	double		emit_ms;
 } GpuSortStats;
 
+static inline double
+gpusort_elapsed_ms(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_MILLISEC(now);
+}
+
 /* explain.c */
 struct ExplainState;
-struct Tuplesortstate;
 extern void gpusort_explain_node(CustomScanState *node, const GpuSortPlanInfo *info,
 								 const GpuSortStats *stats,
-								 struct Tuplesortstate *tuplesort,
 								 List *ancestors, struct ExplainState *es);
 
 /* planner.c */

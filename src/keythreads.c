@@ -16,10 +16,12 @@
  * They block every signal, so signals keep going to the backend.
  *
  * The pool belongs to a memory context of the sort: deleting or resetting
- * it (the sort ending, an error, a cancel) stops and joins the threads
- * first, before any memory they might write into goes away; tasks queued
- * while the backend goes on with other work therefore refer only to the
- * sort's memory.  The backend waits for its tasks with interrupts checked
+ * it (the sort ending, an error, a cancel) tells running tasks to stop and
+ * joins the threads first, before any memory they might write into goes
+ * away.  Tasks therefore refer only to the sort's memory, never to the
+ * backend's stack, which an ERROR unwinds while they may still run: task
+ * groups too are allocated in the sort's memory (keythreads_group_create),
+ * and keythreads_parallel_for uses one the pool owns.  The backend waits for its tasks with interrupts checked
  * every few milliseconds, pausing the pool before it may be cancelled, and
  * runs queued tasks itself while it waits.
  *
@@ -80,6 +82,7 @@ struct KeyThreadPool
 	bool		failed;
 	char		failure[256];
 	double		busy_ns;
+	KeyTaskGroup parallel_for_group;	/* keythreads_parallel_for's tasks */
 
 	MemoryContextCallback stop_callback;
 };
@@ -173,6 +176,7 @@ keythreads_stop(void *arg)
 
 	pthread_mutex_lock(&pool->lock);
 	pool->shutdown = true;
+	pool->stop = true;			/* running tasks give up at their next check */
 	pool->count = 0;			/* queued tasks are dropped */
 	pthread_cond_broadcast(&pool->work_ready);
 	pthread_mutex_unlock(&pool->lock);
@@ -372,17 +376,31 @@ keythreads_wait_all(KeyThreadPool *pool)
 	wait_for(pool, NULL);
 }
 
-/* Run fn over [0, n) in pieces of grain items, and wait for it. */
+/*
+ * A group for tasks, in the pool's memory: it outlives an ERROR raised
+ * while its tasks still run, until the pool is stopped.
+ */
+KeyTaskGroup *
+keythreads_group_create(KeyThreadPool *pool)
+{
+	return MemoryContextAllocZero(GetMemoryChunkContext(pool), sizeof(KeyTaskGroup));
+}
+
+/*
+ * Run fn over [0, n) in pieces of grain items, and wait for it.  Not
+ * reentrant: the tasks count in the pool's own group, which an ERROR
+ * leaves to the pool's end (see the file header).
+ */
 void
 keythreads_parallel_for(KeyThreadPool *pool, KeyTaskFn fn, void *arg,
 						size_t n, size_t grain)
 {
-	KeyTaskGroup group = {0};
+	KeyTaskGroup *group = &pool->parallel_for_group;
 
 	grain = Max(grain, 1);
 	for (size_t from = 0; from < n; from += grain)
-		keythreads_submit(pool, &group, fn, arg, from, Min(n, from + grain));
-	wait_for(pool, &group);
+		keythreads_submit(pool, group, fn, arg, from, Min(n, from + grain));
+	wait_for(pool, group);
 }
 
 /* why a task failed, or NULL */

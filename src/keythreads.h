@@ -22,7 +22,11 @@ typedef struct KeyThreadPool KeyThreadPool;
  */
 typedef bool (*KeyTaskFn) (KeyBuildContext *ctx, void *arg, size_t from, size_t to);
 
-/* a counter of unfinished tasks that the backend can wait for */
+/*
+ * A counter of unfinished tasks that the backend can wait for.  Running
+ * tasks decrement it, so it must live in the sort's memory, never on the
+ * stack: keythreads_group_create, or an array in the sort's context.
+ */
 typedef struct KeyTaskGroup
 {
 	volatile int pending;		/* under the pool's lock */
@@ -33,6 +37,7 @@ extern KeyThreadPool *keythreads_start(const KeyLayout *layout, int nthreads,
 									   MemoryContext cxt);
 extern int	keythreads_count(KeyThreadPool *pool);
 extern KeyBuildContext *keythreads_backend_context(KeyThreadPool *pool);
+extern KeyTaskGroup *keythreads_group_create(KeyThreadPool *pool);
 extern void keythreads_submit(KeyThreadPool *pool, KeyTaskGroup *group,
 							  KeyTaskFn fn, void *arg, size_t from, size_t to);
 extern bool keythreads_group_done(KeyThreadPool *pool, KeyTaskGroup *group);

@@ -224,19 +224,19 @@ gpusort_sort_runs(Tiebreak *tb, uint32 *perm, const SortRun *runs, size_t nruns,
 }
 
 /*
- * Compare records a and b on every ORDER BY column with PostgreSQL's
+ * Compare tuples a and b on every ORDER BY column with PostgreSQL's
  * comparators: <0, 0, >0.
  */
 int
-gpusort_compare_records(Tiebreak *tb, uint32 a, uint32 b)
+gpusort_compare_tuples(Tiebreak *tb, MinimalTuple a, MinimalTuple b)
 {
 	const KeyLayout *layout = tb->layout;
 	TupleTableSlot *sa = tb->slot;
 	TupleTableSlot *sb = tb->slot2;
 	int			r = 0;
 
-	ExecStoreMinimalTuple(tb->tuples[a], sa, false);
-	ExecStoreMinimalTuple(tb->tuples[b], sb, false);
+	ExecStoreMinimalTuple(a, sa, false);
+	ExecStoreMinimalTuple(b, sb, false);
 	slot_getsomeattrs(sa, layout->max_attno);
 	slot_getsomeattrs(sb, layout->max_attno);
 	for (int c = 0; c < layout->ncols && r == 0; c++)
@@ -250,4 +250,11 @@ gpusort_compare_records(Tiebreak *tb, uint32 a, uint32 b)
 	ExecClearTuple(sa);
 	ExecClearTuple(sb);
 	return r;
+}
+
+/* The same for records a and b of tb->tuples. */
+int
+gpusort_compare_records(Tiebreak *tb, uint32 a, uint32 b)
+{
+	return gpusort_compare_tuples(tb, tb->tuples[a], tb->tuples[b]);
 }

@@ -42,5 +42,6 @@ extern void gpusort_resolve_ties(Tiebreak *tb, const KeyStore *keys,
 extern void gpusort_sort_runs(Tiebreak *tb, uint32 *perm, const SortRun *runs,
 							  size_t nruns, int64 *resolved);
 extern int	gpusort_compare_records(Tiebreak *tb, uint32 a, uint32 b);
+extern int	gpusort_compare_tuples(Tiebreak *tb, MinimalTuple a, MinimalTuple b);
 
 #endif							/* GPUSORT_TIEBREAK_H */

@@ -1,0 +1,466 @@
+#!/usr/bin/env python3
+"""bench/scale.py: gpusort against PostgreSQL's Sort at every size (issue 18).
+
+The scaling run of issue 18's "Done when / Speed": for each row count in
+--rows and each table shape in --tables,
+
+  s   s_N(k int8, f float8)    k and f pseudo-random (hashes of the row number)
+  p   p_N(k int8, pad text)    pad = md5(row number), 32 characters
+
+it builds the table (UNLOGGED, loaded by --load-jobs parallel INSERTs,
+VACUUM ANALYZE, one scan to warm the caches), times
+
+  SELECT * FROM <t> ORDER BY k OFFSET N        (returns no rows)
+
+under each of --settings, then drops the table, so that only one table of
+the largest size is ever on disk (the GPU host has 64 GB):
+
+  native   gpusort.enabled = off: PostgreSQL's Sort, serial
+  gpu      gpusort.engine = gpu, every other gpusort setting at its default
+  cpu      gpusort.engine = cpu, likewise
+
+All of them run with work_mem = 8GB, max_parallel_workers_per_gather = 0
+and jit off; gpusort ignores work_mem, and its own budget
+(gpusort.max_memory) is left at the default, which is what is measured.
+The settings go in as PGOPTIONS, so the first statement a connection runs
+is the sort itself.  Each setting is timed two ways, with psql's \\timing
+(the statement as the client sees it, result included, which is empty):
+
+  fresh   the first statement of a new connection: the backend's start-up
+          costs (CUDA context, caches) included, as for a short-lived client
+  warm    the same statement again in a connection that has run it before
+
+Per setting, one connection runs the statement 1 + --runs times (its first
+run is a fresh sample, the others warm ones) and, for the gpusort settings
+(--explain-settings), one EXPLAIN (ANALYZE, FORMAT JSON), whose GpuSort node
+is stored whole: engine, fallback, runs written, merge passes, disk used and
+whatever else the node reports.  Then --fresh-runs - 1 more connections per
+setting each run it once, taking the settings in turn, so that native and
+gpusort share the same table and the same state of the machine.
+
+Outputs, under --out (default bench/out/scale), rewritten after each
+connection, so that a run killed part way still leaves what it measured:
+  scale.json       every sample, the EXPLAIN nodes, the server and host
+  scale.md         rows, table, setting, medians, native / setting
+  scale-chart.png  native / setting (warm: solid, fresh: dashed) against rows
+
+A full run (10M to 300M rows, two shapes, three settings) takes longer than
+one call of the GPU host may (10 minutes), so it can be split over calls
+(e.g. one row count per call) and put together afterwards, without
+measuring, by  scale.py --combine a/scale.json b/scale.json --out DIR.
+
+bench/scale.sh builds gpusort, starts the server and calls this.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import chart_png  # noqa: E402  (bench/chart_png.py, beside this file)
+
+# every setting runs with these; gpusort ignores work_mem
+COMMON = {"work_mem": "8GB", "max_parallel_workers_per_gather": "0", "jit": "off"}
+SETTINGS = {
+    "native": {"gpusort.enabled": "off"},
+    "gpu": {"gpusort.engine": "gpu"},
+    "cpu": {"gpusort.engine": "cpu"},
+}
+# k: a full-range int8 (hashint8extended returns int8, unlike hashint8);
+# f: 53 bits of another hash scaled into [0, 1).  Hashes of the row number
+# rather than random(): the parallel loaders then need no seeds and every
+# run sorts the same data.
+SHAPES = {
+    "s": ("k int8, f float8",
+          "hashint8extended(g, 42), "
+          "(hashint8extended(g, 7) & 9007199254740991)::float8 / 9007199254740992"),
+    "p": ("k int8, pad text", "hashint8extended(g, 42), md5(g::text)"),
+}
+# bytes per row on disk, roughly (tuple header, data, line pointer): for
+# the warning when the disk looks too small for table plus spill files
+SHAPE_BYTES = {"s": 44, "p": 80}
+
+
+def log(msg):
+    print("[%s] %s" % (time.strftime("%H:%M:%S"), msg), flush=True)
+
+
+def pgoptions(gucs):
+    return " ".join("-c %s=%s" % (k, v) for k, v in gucs.items())
+
+
+def psql(sql, gucs=None, check=True):
+    """Runs sql in a new psql connection; returns stdout.  gucs go in as
+    PGOPTIONS, so they are set before the first statement."""
+    env = dict(os.environ)
+    if gucs:
+        env["PGOPTIONS"] = (env.get("PGOPTIONS", "") + " " + pgoptions(gucs)).strip()
+    proc = subprocess.run(["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1"],
+                          input=sql, text=True, capture_output=True, env=env)
+    if check and proc.returncode != 0:
+        sys.exit("psql failed: %s\n%s" % (proc.stderr.strip(), sql[:500]))
+    return proc.stdout
+
+
+def timings(out):
+    # "Time: 1234.567 ms" or, past a minute, "Time: 61234.567 ms (01:01.235)"
+    return [float(m) for m in re.findall(r"^Time: ([0-9.]+) ms", out, re.M)]
+
+
+def human(n):
+    for div, suffix in ((10 ** 9, "G"), (10 ** 6, "M"), (10 ** 3, "K")):
+        if n >= div and n % (div // 1000 or 1) == 0:
+            return ("%g" % (n / div)) + suffix
+    return str(n)
+
+
+def server_facts():
+    """What the numbers depend on: versions, the gpusort build and GPUs,
+    the server settings that matter, the host."""
+    facts = {"version": psql("SELECT version()").strip()}
+    for guc in ("work_mem", "shared_buffers", "jit", "max_parallel_workers_per_gather",
+                "gpusort.max_memory", "gpusort.engine", "gpusort.min_rows",
+                "gpusort.gpu_min_rows", "gpusort.key_threads", "temp_tablespaces"):
+        facts[guc] = psql("SELECT current_setting('%s', true)" % guc).strip()
+    facts["gpusort_info"] = psql(
+        "SELECT coalesce(json_agg(i), '[]') FROM gpusort_info() i", check=False).strip()
+    try:
+        facts["gpusort_info"] = json.loads(facts["gpusort_info"])
+    except ValueError:
+        pass
+    facts["nproc"] = os.cpu_count()
+    try:
+        with open("/proc/meminfo") as f:
+            kb = int(f.readline().split(":")[1].split()[0])
+            facts["mem_total"] = "%.0f GiB" % (kb / 2 ** 20)
+    except OSError:
+        pass
+    if shutil.which("nvidia-smi"):
+        smi = subprocess.run(["nvidia-smi", "--query-gpu=name,memory.total", "--format=csv,noheader"],
+                             capture_output=True, text=True)
+        facts["gpus"] = smi.stdout.strip()
+    git = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)),
+                          "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    facts["commit"] = git.stdout.strip()
+    facts["date"] = time.strftime("%Y-%m-%d %H:%M:%S")
+    return facts
+
+
+def disk_free(path):
+    try:
+        return shutil.disk_usage(path).free
+    except OSError:
+        return None
+
+
+def make_table(shape, n, jobs, data_dir):
+    """Creates <shape>_n with `jobs` INSERTs of row ranges in parallel, then
+    VACUUM ANALYZE (hint bits and the visibility map set here, not in the
+    first timed scan) and one full scan, so every setting finds the table
+    equally cached.  Returns its name and facts about the load."""
+    name = "%s_%d" % (shape, n)
+    cols, exprs = SHAPES[shape]
+    free = disk_free(data_dir) if data_dir else None
+    need = 2 * SHAPE_BYTES[shape] * n      # the table, and a sort spilling as much
+    if free is not None and free < need:
+        log("warning: %.1f GB free by the data directory, the table and a spilling sort "
+            "may need about %.1f GB" % (free / 1e9, need / 1e9))
+    start = time.time()
+    psql("DROP TABLE IF EXISTS %s; CREATE UNLOGGED TABLE %s (%s);" % (name, name, cols))
+    jobs = max(1, min(jobs, n // 100000 or 1))
+    procs, step = [], (n + jobs - 1) // jobs
+    for j in range(jobs):
+        lo, hi = j * step + 1, min(n, (j + 1) * step)
+        if lo > hi:
+            break
+        # generate_series in the target list streams (ProjectSet); in FROM it
+        # would be materialized first, spilling at these sizes
+        sql = "INSERT INTO %s SELECT %s FROM (SELECT generate_series(%d, %d) AS g) r;" % (
+            name, exprs, lo, hi)
+        procs.append(subprocess.Popen(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", sql],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    for p in procs:
+        _, err = p.communicate()
+        if p.returncode != 0:
+            sys.exit("loading %s failed: %s" % (name, err.strip()))
+    loaded = time.time()
+    psql("VACUUM ANALYZE %s;" % name)
+    vacuumed = time.time()
+    count = int(psql("SELECT count(*) FROM %s" % name).strip())
+    if count != n:
+        sys.exit("%s has %d rows, not %d" % (name, count, n))
+    size = int(psql("SELECT pg_relation_size('%s')" % name).strip())
+    facts = {"load_s": round(loaded - start, 1), "vacuum_s": round(vacuumed - loaded, 1),
+             "jobs": len(procs), "bytes": size}
+    log("  %s: %d rows, %.2f GB, loaded in %.0f s (%d jobs), vacuum analyze %.0f s" %
+        (name, n, size / 1e9, loaded - start, len(procs), vacuumed - loaded))
+    return name, facts
+
+
+def plan_node(plan):
+    """The GpuSort node of a plan, else its Sort node (native), else None."""
+    found = None
+    stack = [plan]
+    while stack:
+        node = stack.pop()
+        if node.get("Custom Plan Provider") == "GpuSort":
+            return node
+        if node.get("Node Type") == "Sort" and found is None:
+            found = node
+        stack.extend(node.get("Plans", []))
+    return found
+
+
+def session(query, gucs, warm_runs, explain):
+    """One connection: the query 1 + warm_runs times, then optionally its
+    EXPLAIN (ANALYZE, FORMAT JSON).  Returns (fresh ms, [warm ms], node,
+    execution ms of the EXPLAIN)."""
+    script = ["\\timing on"] + [query + ";"] * (1 + warm_runs) + ["\\timing off"]
+    if explain:
+        script.append("EXPLAIN (ANALYZE, FORMAT JSON) " + query + ";")
+    out = psql("\n".join(script) + "\n", gucs)
+    times = timings(out)
+    if len(times) != 1 + warm_runs:
+        sys.exit("expected %d timings, got: %s" % (1 + warm_runs, out[:500]))
+    node, exec_ms = None, None
+    if explain and "[" in out:
+        doc = json.loads(out[out.index("["):])[0]
+        node = plan_node(doc["Plan"])
+        exec_ms = doc.get("Execution Time")
+        if node is not None:
+            # the scan under the sort is of no interest here, and large in XML-ish detail
+            node = {k: v for k, v in node.items() if k != "Plans"}
+    return times[0], times[1:], node, exec_ms
+
+
+def median(xs):
+    return statistics.median(xs) if xs else None
+
+
+def measure(name, n, shape, settings, args, table_facts, results, save):
+    """Every setting on one table, interleaved, its entries appended to
+    results as they are measured; save() after each connection, so that a
+    run stopped at the GPU host's time limit keeps what it has."""
+    query = "SELECT * FROM %s ORDER BY k OFFSET %d" % (name, n)
+    explain_for = set(args.explain_settings.split(",")) if args.explain_settings != "" else set()
+    res = {}
+    for s in settings:
+        gucs = dict(COMMON, **settings[s])
+        start = time.time()
+        fresh, warm, node, exec_ms = session(query, gucs, args.runs, s in explain_for)
+        res[s] = {"rows": n, "table": shape, "setting": s, "sql": query, "gucs": gucs,
+                  "fresh_ms": [fresh], "warm_ms": warm, "explain": node,
+                  "explain_execution_ms": exec_ms, "table_facts": table_facts}
+        results.append(res[s])
+        save()
+        engine = describe_plan(node) if node else ""
+        log("  %-4s %-8s fresh %8.2f s  warm %s  %s [%.0f s]" %
+            (shape + "_" + human(n), s, fresh / 1000,
+             " ".join("%.2f" % (w / 1000) for w in warm) or "-", engine, time.time() - start))
+    for i in range(1, args.fresh_runs):
+        for s in settings:
+            out = psql("\\timing on\n%s;\n" % query, dict(COMMON, **settings[s]))
+            t = timings(out)[0]
+            res[s]["fresh_ms"].append(t)
+            save()
+            log("  %-4s %-8s fresh %8.2f s  (connection %d)" %
+                (shape + "_" + human(n), s, t / 1000, i + 1))
+
+
+def describe_plan(node):
+    """A short account of how the sort ran, from its EXPLAIN node."""
+    if not node:
+        return ""
+    if node.get("Custom Plan Provider") == "GpuSort":
+        parts = [str(node.get("Sort Engine", "GpuSort"))]
+        if node.get("Fallback"):
+            parts.append("fallback: %s" % node["Fallback"])
+    else:
+        parts = ["Sort: %s" % node.get("Sort Method", "?")]
+    for key in ("Runs Written", "Merge Passes"):
+        if key in node:
+            parts.append("%s %s" % (key.lower(), node[key]))
+    for key in ("Disk Used", "Sort Space Used"):
+        if key in node:
+            kind = node.get("Sort Space Type", "")
+            parts.append("%s %s kB%s" % (key.lower(), node[key], " (%s)" % kind.lower() if kind else ""))
+    return ", ".join(parts)
+
+
+def ratio(a, b):
+    return a / b if a and b else None
+
+
+def write_outputs(results, facts, out):
+    os.makedirs(out, exist_ok=True)
+    for r in results:
+        r["fresh_median_ms"] = median(r["fresh_ms"])
+        r["warm_median_ms"] = median(r["warm_ms"])
+    with open(os.path.join(out, "scale.json"), "w") as f:
+        json.dump({"server": facts, "results": results}, f, indent=1)
+    native = {(r["rows"], r["table"]): r for r in results if r["setting"] == "native"}
+    order = {"native": 0, "gpu": 1, "cpu": 2}
+    shapes = list(SHAPES)
+    results = sorted(results, key=lambda r: (r["rows"], shapes.index(r["table"]) if r["table"] in shapes
+                                             else 9, order.get(r["setting"], 9),
+                                             r["setting"]))
+
+    def sec(ms):
+        # three decimals: small sizes (the CI check) run in tens of ms
+        return "%.3f" % (ms / 1000) if ms is not None else ""
+
+    def rx(x):
+        return "%.2fx" % x if x is not None else ""
+    lines = ["| rows | table | setting | warm median s | fresh median s | "
+             "native / setting, warm | native / setting, fresh | how it sorted (EXPLAIN ANALYZE) |",
+             "|---:|---|---|---:|---:|---:|---:|---|"]
+    for r in results:
+        nat = native.get((r["rows"], r["table"]))
+        is_native = r["setting"] == "native"
+        warm_ratio = None if is_native or not nat else ratio(nat["warm_median_ms"], r["warm_median_ms"])
+        fresh_ratio = None if is_native or not nat else ratio(nat["fresh_median_ms"], r["fresh_median_ms"])
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            "{:,}".format(r["rows"]), r["table"], r["setting"], sec(r["warm_median_ms"]),
+            sec(r["fresh_median_ms"]), rx(warm_ratio), rx(fresh_ratio),
+            describe_plan(r.get("explain"))))
+    head = ["# gpusort scaling: `SELECT * FROM t ORDER BY k OFFSET n`", "",
+            "Tables: `s(k int8, f float8)`, `p(k int8, pad text)` (pad: 32 characters). "
+            "work_mem %s, shared_buffers %s, gpusort.max_memory %s (as the server "
+            "reported it), max_parallel_workers_per_gather 0, jit off. "
+            "Warm: the median of the statement repeated in one connection; fresh: the median "
+            "of the first statement of new connections. Ratios above 1 mean gpusort is faster. "
+            "The last column is from one EXPLAIN (ANALYZE, FORMAT JSON) run per setting "
+            "(native only where --explain-settings names it: it costs one more full sort); "
+            "scale.json holds the whole node." % (
+                facts.get("work_mem", "?"), facts.get("shared_buffers", "?"),
+                facts.get("gpusort.max_memory", "?")), "",
+            "Server: %s; %s CPUs, %s; GPU: %s; gpusort at %s; %s." % (
+                facts.get("version", "?").split(",")[0], facts.get("nproc", "?"),
+                facts.get("mem_total", "?"), facts.get("gpus") or "none",
+                facts.get("commit", "?"), facts.get("date", "?")), ""]
+    with open(os.path.join(out, "scale.md"), "w") as f:
+        f.write("\n".join(head + lines) + "\n")
+    draw(results, native, os.path.join(out, "scale-chart.png"))
+    return lines
+
+
+def draw(results, native, path):
+    """native / setting against rows: one solid line per table and setting
+    (warm medians) and a dashed one of the same colour (fresh medians)."""
+    keys = sorted({(r["table"], r["setting"]) for r in results if r["setting"] != "native"})
+    series = []
+    for i, (table, setting) in enumerate(keys):
+        color = chart_png.PALETTE[i % len(chart_png.PALETTE)]
+        for kind, dashed in (("warm", False), ("fresh", True)):
+            pts = []
+            for r in results:
+                nat = native.get((r["rows"], r["table"]))
+                if (r["table"], r["setting"]) == (table, setting) and nat:
+                    x = ratio(nat[kind + "_median_ms"], r[kind + "_median_ms"])
+                    if x is not None:
+                        pts.append((r["rows"], x))
+            # fresh: a paler shade, so that it shows where it runs along a warm line
+            shade = tuple(int(v + (255 - v) * 0.45) for v in color) if dashed else color
+            series.append({"label": "%s %s%s" % (table, setting, " fresh" if dashed else ""),
+                           "points": pts, "color": shade, "dashed": dashed})
+    rows = sorted({r["rows"] for r in results})
+    if not any(s["points"] for s in series):
+        return
+    chart_png.line_chart(
+        path, series, title="GPUSORT: NATIVE SORT TIME / GPUSORT TIME, ORDER BY K",
+        xlabel="ROWS (LOG SCALE)", ylabel="SPEED-UP OVER NATIVE SORT", xlog=True,
+        xticks=[(n, human(n)) for n in rows], hlines=[(1.0, "NATIVE")],
+        note="S: (K INT8, F FLOAT8)\nP: (K INT8, PAD TEXT)\nSOLID: WARM SESSION\n"
+             "DASHED: NEW CONNECTION")
+
+
+def load_results(paths):
+    """--combine: entries of several scale.json files, a later file's entry
+    replacing an earlier one of the same rows, table and setting."""
+    merged, facts = {}, {}
+    for p in paths:
+        with open(p) as f:
+            doc = json.load(f)
+        facts = doc.get("server", facts)
+        for r in doc["results"]:
+            merged[(r["rows"], r["table"], r["setting"])] = r
+    return list(merged.values()), facts
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", default="10000000,50000000,100000000,300000000",
+                    help="row counts, comma-separated")
+    ap.add_argument("--tables", default="s,p", help="table shapes: s, p")
+    ap.add_argument("--settings", default="native,gpu,cpu",
+                    help="settings, comma-separated: %s, or ones given by --define" % ", ".join(SETTINGS))
+    ap.add_argument("--define", action="append", default=[], metavar="NAME:GUC=VAL[,GUC=VAL]",
+                    help="an extra setting, e.g. 'gpu-1g:gpusort.engine=gpu,gpusort.max_memory=1GB' "
+                         "(a superuser setting is fine: the benchmark connects as postgres)")
+    ap.add_argument("--runs", type=int, default=3,
+                    help="warm runs per setting, after the connection's first (fresh) one")
+    ap.add_argument("--fresh-runs", type=int, default=None,
+                    help="first statements of a connection per setting (default: --runs, at least 1)")
+    ap.add_argument("--explain-settings", default=None,
+                    help="settings whose EXPLAIN (ANALYZE, FORMAT JSON) is recorded, one extra run "
+                         "each (default: every setting but native; '' for none)")
+    ap.add_argument("--load-jobs", type=int, default=min(8, os.cpu_count() or 1),
+                    help="parallel INSERTs loading a table")
+    ap.add_argument("--out", default="bench/out/scale")
+    ap.add_argument("--combine", nargs="+", metavar="SCALE_JSON",
+                    help="measure nothing: merge these scale.json files into --out")
+    args = ap.parse_args()
+
+    if args.combine:
+        results, facts = load_results(args.combine)
+        for line in write_outputs(results, facts, args.out):
+            print(line)
+        return
+
+    settings = {}
+    for d in args.define:
+        name, _, spec = d.partition(":")
+        SETTINGS[name] = dict(kv.split("=", 1) for kv in spec.split(",") if kv)
+    for s in (x for x in args.settings.split(",") if x):
+        if s not in SETTINGS:
+            sys.exit("unknown setting %s (known: %s)" % (s, ", ".join(SETTINGS)))
+        settings[s] = SETTINGS[s]
+    if args.fresh_runs is None:
+        args.fresh_runs = max(1, args.runs)
+    args.fresh_runs = max(1, args.fresh_runs)
+    if args.explain_settings is None:
+        args.explain_settings = ",".join(s for s in settings if s != "native")
+    sizes = [int(x) for x in args.rows.split(",") if x]
+    shapes = [t for t in args.tables.split(",") if t]
+    for t in shapes:
+        if t not in SHAPES:
+            sys.exit("unknown table shape %s (known: %s)" % (t, ", ".join(SHAPES)))
+
+    facts = server_facts()
+    log("server: %s; work_mem %s, gpusort.max_memory %s; GPU: %s" % (
+        facts["version"].split(",")[0], facts["work_mem"], facts["gpusort.max_memory"],
+        facts.get("gpus") or "none"))
+    data_dir = psql("SELECT current_setting('data_directory', true)").strip() or None
+    results = []
+    for n in sizes:
+        for shape in shapes:
+            log("== %s_%s: %d rows; %s" % (shape, human(n), n, ", ".join(settings)))
+            name, table_facts = make_table(shape, n, args.load_jobs, data_dir)
+            try:
+                measure(name, n, shape, settings, args, table_facts, results,
+                        lambda: write_outputs(results, facts, args.out))
+            finally:
+                psql("DROP TABLE IF EXISTS %s;" % name, check=False)
+    lines = write_outputs(results, facts, args.out)
+    print("\n".join(lines))
+    log("wrote %s/scale.json, scale.md, scale-chart.png" % args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,360 @@
+/*-------------------------------------------------------------------------
+ *
+ * sort.c
+ *	  gpusort's sort module: a sort of any size, in sorted runs under the
+ *	  backend's memory budget, merged on the way out.
+ *
+ * The module sits under the executor node (nodeGpuSort.c) as tuplesort.c
+ * sits under nodeSort.c, with the same contract (sort.h).  The tuples put
+ * into it go into a batch (sort_batch.h): loaded into an arena, encoded
+ * into normalized keys and handed chunk by chunk to a sort engine (the GPU,
+ * or the CPU engine) while the input is still read.
+ *
+ * The batch may hold what the backend's budget (gpusort.max_memory,
+ * sort_budget.c) leaves to this sort.  When it is full, it is sorted and
+ * written to a temporary tape as a sorted run (sort_runs.c), its memory is
+ * freed, and loading goes on into an empty batch; once the sort has
+ * spilled, each later batch leaves an eighth of what it may take to the
+ * merge's read buffers.  At the end of the input:
+ *	- if nothing was written, the batch is sorted and its tuples are
+ *	  returned straight from the arena, as they lie;
+ *	- otherwise the last batch is sorted and stays in memory, and the runs
+ *	  and it are merged (in several passes where there are more runs than
+ *	  the merge memory can read at once), the final merge on the fly, or,
+ *	  with random access, onto a tape of its own.
+ * So size alone never sends a sort elsewhere, and more rows than a batch's
+ * 32-bit record indexes address are just more runs.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/memutils.h"
+#include "utils/sortsupport.h"
+
+#include "faults.h"
+#include "hostmem.h"
+#include "sort.h"
+#include "sort_batch.h"
+#include "sort_budget.h"
+#include "sort_runs.h"
+
+/* how many tuples ahead of the read position emitting prefetches */
+#define EMIT_PREFETCH		16
+
+/* bytes a record takes at the least (tuple, pointers, key, order) */
+#define MIN_RECORD_BYTES	64
+
+typedef enum SortStatus
+{
+	SORT_LOADING,				/* taking tuples */
+	SORT_IN_MEMORY,				/* sorted, one batch: read from the arena */
+	SORT_MERGED					/* sorted runs, read through the merge */
+} SortStatus;
+
+struct Gpusortstate
+{
+	MemoryContext cxt;			/* everything of the sort */
+	SortStatus	status;
+	bool		random_access;
+	SortBatchShared sh;
+	SortBatch	batch;
+	bool		batch_started;	/* the batch has its limit and engine */
+	size_t		last_batch_records;
+	SortRuns   *runs;			/* NULL until a run is written */
+	BudgetShare budget;
+
+	/* SORT_IN_MEMORY: the read position */
+	int64		pos;			/* last returned, -1 before the first */
+	int64		markpos;
+};
+
+Gpusortstate *
+gpusort_sort_begin(TupleDesc tupdesc, const GpuSortPlanInfo *info,
+				   double expected_rows, bool random_access, GpuSortStats *stats)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "GpuSort",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext oldcxt = MemoryContextSwitchTo(cxt);
+	Gpusortstate *state = palloc0(sizeof(Gpusortstate));
+	SortBatchShared *sh = &state->sh;
+
+	state->cxt = cxt;
+	state->random_access = random_access;
+	state->status = SORT_LOADING;
+	state->pos = state->markpos = -1;
+	budget_join(&state->budget, cxt);
+
+	sh->info = info;
+	sh->tupdesc = tupdesc;
+	sh->expected_rows = expected_rows;
+	sh->stats = stats;
+	sh->ssup = palloc0(sizeof(SortSupportData) * info->numCols);
+	sh->abbrev = palloc0(sizeof(SortSupportData) * info->numCols);
+	for (int c = 0; c < info->numCols; c++)
+	{
+		for (int abbreviate = 0; abbreviate <= 1; abbreviate++)
+		{
+			SortSupport ssup = abbreviate ? &sh->abbrev[c] : &sh->ssup[c];
+
+			ssup->ssup_cxt = cxt;
+			ssup->ssup_collation = info->collations[c];
+			ssup->ssup_nulls_first = info->nullsFirst[c];
+			ssup->ssup_attno = info->sortColIdx[c];
+			ssup->abbreviate = (abbreviate == 1);
+			PrepareSortSupportFromOrderingOp(info->sortOperators[c], ssup);
+		}
+	}
+	sh->work_slot = MakeSingleTupleTableSlot(tupdesc, &TTSOpsMinimalTuple);
+	sh->work_slot2 = MakeSingleTupleTableSlot(tupdesc, &TTSOpsMinimalTuple);
+	key_layout_init(&sh->layout, tupdesc, info->numCols, info->sortColIdx,
+					info->sortOperators, info->collations, info->nullsFirst,
+					gpusort_key_width);
+	batch_init(&state->batch, sh, cxt);
+
+	stats->sorts++;
+	stats->fallback = NULL;
+	stats->engine[0] = '\0';
+	stats->algorithm[0] = '\0';
+	stats->budget = budget_total();
+	MemoryContextSwitchTo(oldcxt);
+	return state;
+}
+
+/*
+ * Start a batch: its limit (what the budget leaves this sort, less the
+ * merge's share once runs exist), its keys and its engine.
+ */
+static void
+start_batch(Gpusortstate *state)
+{
+	SortBatch  *batch = &state->batch;
+	Size		limit;
+
+	limit = budget_available(&state->budget);
+	if (state->runs)
+		limit -= limit / 8;
+	batch->limit = limit;
+	budget_hold(&state->budget, limit);
+
+	if (state->last_batch_records > 0)
+		batch->expected_records = state->last_batch_records;
+	else
+		batch->expected_records = (size_t) Min(state->sh.expected_rows,
+											   (double) (limit / MIN_RECORD_BYTES));
+	batch_start_keys(batch);
+	batch_start_engine(batch);
+	state->batch_started = true;
+}
+
+/* What the batch's memory holds now, arena and engine included. */
+static Size
+batch_held(SortBatch *batch)
+{
+	return MemoryContextMemAllocated(batch->cxt, true) + hostmem_owned(batch->cxt);
+}
+
+/* Sort the batch; with keep_keys, for a merge. */
+static void
+sort_batch(Gpusortstate *state, bool keep_keys)
+{
+	SortBatch  *batch = &state->batch;
+	GpuSortStats *stats = state->sh.stats;
+
+	if (!state->batch_started)
+		start_batch(state);
+	batch_sort(batch, keep_keys);
+	stats->memory = Max(stats->memory, batch_held(batch));
+	stats->records += batch->ntuples;
+	state->last_batch_records = batch->ntuples;
+}
+
+/* The batch is full: sort it, write it as a run, and empty it. */
+static void
+spill_batch(Gpusortstate *state)
+{
+	SortBatch  *batch = &state->batch;
+	instr_time	start;
+
+	sort_batch(state, true);
+	INSTR_TIME_SET_CURRENT(start);
+	if (state->runs == NULL)
+		state->runs = runs_create(&state->sh, state->cxt);
+	runs_write_batch(state->runs, batch);
+	state->sh.stats->spill_ms += gpusort_elapsed_ms(start);
+	batch_reset(batch);
+	state->batch_started = false;
+	budget_hold(&state->budget, 0);
+}
+
+void
+gpusort_sort_puttupleslot(Gpusortstate *state, TupleTableSlot *slot)
+{
+	SortBatch  *batch = &state->batch;
+
+	Assert(state->status == SORT_LOADING);
+	if (!state->batch_started)
+		start_batch(state);
+	if (!batch_store(batch, slot))
+	{
+		spill_batch(state);
+		start_batch(state);
+		if (!batch_store(batch, slot))
+			elog(ERROR, "gpusort: an empty batch refused a tuple");
+	}
+	if (batch->ntuples % ENCODE_BATCH == 0)
+	{
+		gpusort_fault_point(GPUSORT_PHASE_LOAD);
+		if (batch_memory(batch, batch->ntuples, 0) > batch->limit)
+			spill_batch(state);
+		else
+			batch_encode(batch, false);
+	}
+}
+
+void
+gpusort_sort_performsort(Gpusortstate *state)
+{
+	SortBatch  *batch = &state->batch;
+	GpuSortStats *stats = state->sh.stats;
+	KeyLayout  *layout = &state->sh.layout;
+
+	Assert(state->status == SORT_LOADING);
+	if (state->runs == NULL)
+	{
+		/* one batch: sorted in memory, read from the arena */
+		sort_batch(state, false);
+		budget_hold(&state->budget, batch_held(batch));
+		state->status = SORT_IN_MEMORY;
+	}
+	else
+	{
+		Size		merge_memory;
+		instr_time	start;
+		Size		held;
+		Size		available;
+
+		if (batch->ntuples > 0)
+			sort_batch(state, true);
+		held = batch_held(batch);
+		budget_hold(&state->budget, held);
+		available = budget_available(&state->budget);
+		merge_memory = (available > held) ? available - held : 0;
+		merge_memory = Max(merge_memory, 2 * RUN_READ_BUFFER_MIN);
+		INSTR_TIME_SET_CURRENT(start);
+		runs_start_merge(state->runs, batch, merge_memory, state->random_access);
+		stats->merge_ms += gpusort_elapsed_ms(start);
+		budget_hold(&state->budget, batch_held(batch) + merge_memory);
+		stats->runs_written = runs_written(state->runs);
+		stats->merge_passes = runs_merge_passes(state->runs);
+		stats->disk_kb = runs_disk_kb(state->runs);
+		state->status = SORT_MERGED;
+	}
+	stats->key_words = layout->key_words;
+	stats->exact = layout->exact;
+	stats->key_kind = key_layout_describe(layout);
+	stats->generic_keys = layout->generic;
+
+	/*
+	 * One line per sort, for test/gpu/run.sh to see which engine sorted,
+	 * with the times of the phases so far (without EXPLAIN ANALYZE's
+	 * per-row instrumentation in them).
+	 */
+	elog(DEBUG1, "gpusort: " INT64_FORMAT " records sorted by %s, %s%s%s in %d runs (load %.0f ms, encode %.0f ms, key build %.0f ms busy, sort %.0f ms, refine %.0f ms, check %.0f ms, comparators %.0f ms, spill %.0f ms, merge %.0f ms)",
+		 stats->records, stats->engine, stats->algorithm,
+		 stats->fallback ? "; fallback: " : "",
+		 stats->fallback ? stats->fallback : "",
+		 state->runs ? runs_written(state->runs) + 1 : 1,
+		 stats->load_ms, stats->encode_ms, stats->key_build_ms,
+		 stats->sort_ms, stats->refine_ms, stats->check_ms,
+		 stats->resolve_ms, stats->spill_ms, stats->merge_ms);
+}
+
+bool
+gpusort_sort_gettupleslot(Gpusortstate *state, bool forward, TupleTableSlot *slot)
+{
+	SortBatch  *batch = &state->batch;
+	MinimalTuple tuple = NULL;
+
+	if (state->status == SORT_MERGED)
+		tuple = runs_next(state->runs, forward);
+	else
+	{
+		int64		n = (int64) batch->ntuples;
+
+		Assert(state->status == SORT_IN_MEMORY);
+		/* pos stays within [-1, n]: one step past either end */
+		if (forward)
+			state->pos = Min(state->pos + 1, n);
+		else
+			state->pos = Max(state->pos - 1, (int64) -1);
+
+		if (state->pos >= 0 && state->pos < n)
+		{
+			int64		ahead = state->pos + (forward ? EMIT_PREFETCH : -EMIT_PREFETCH);
+
+			/*
+			 * The tuples lie in load order, so each emitted tuple is a cache
+			 * miss: fetch the tuple some steps ahead, so that it has arrived
+			 * when the executor asks.
+			 */
+			if (ahead >= 0 && ahead < n)
+				gs_prefetch(batch->sorted[ahead]);
+			tuple = batch->sorted[state->pos];
+		}
+	}
+	if (tuple == NULL)
+	{
+		ExecClearTuple(slot);
+		return false;
+	}
+	ExecStoreMinimalTuple(tuple, slot, false);
+	return true;
+}
+
+void
+gpusort_sort_markpos(Gpusortstate *state)
+{
+	if (state->status == SORT_MERGED)
+		runs_markpos(state->runs);
+	else
+		state->markpos = state->pos;
+}
+
+void
+gpusort_sort_restorepos(Gpusortstate *state)
+{
+	if (state->status == SORT_MERGED)
+		runs_restorepos(state->runs);
+	else
+		state->pos = state->markpos;
+}
+
+/* Rewind to the first tuple; false if the sort cannot (no random access). */
+bool
+gpusort_sort_rescan(Gpusortstate *state)
+{
+	if (state->status == SORT_MERGED)
+	{
+		if (!state->random_access)
+			return false;
+		runs_rewind(state->runs);
+		return true;
+	}
+	state->pos = -1;
+	state->markpos = -1;
+	return true;
+}
+
+/* Free everything: memory, engine, key threads, temporary files. */
+void
+gpusort_sort_end(Gpusortstate *state)
+{
+	if (state->runs)
+		runs_end(state->runs);
+	batch_destroy(&state->batch);
+	ExecDropSingleTupleTableSlot(state->sh.work_slot);
+	ExecDropSingleTupleTableSlot(state->sh.work_slot2);
+	MemoryContextDelete(state->cxt);	/* gives the budget back */
+}

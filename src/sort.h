@@ -1,0 +1,38 @@
+/*-------------------------------------------------------------------------
+ *
+ * sort.h
+ *	  gpusort's sort module: what tuplesort.c is to nodeSort.c, sort.c is to
+ *	  nodeGpuSort.c.
+ *
+ * The contract is tuplesort's: begin (the sort keys, random access or not;
+ * the memory comes from the backend's budget, sort_budget.c), put tuples,
+ * perform the sort, get tuples forward or (with random access) backward,
+ * mark and restore a position, rewind, end.  Tuples returned stay valid
+ * until the next call.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUSORT_SORT_H
+#define GPUSORT_SORT_H
+
+#include "postgres.h"
+
+#include "executor/tuptable.h"
+
+#include "gpusort.h"
+
+typedef struct Gpusortstate Gpusortstate;
+
+extern Gpusortstate *gpusort_sort_begin(TupleDesc tupdesc, const GpuSortPlanInfo *info,
+										double expected_rows, bool random_access,
+										GpuSortStats *stats);
+extern void gpusort_sort_puttupleslot(Gpusortstate *state, TupleTableSlot *slot);
+extern void gpusort_sort_performsort(Gpusortstate *state);
+extern bool gpusort_sort_gettupleslot(Gpusortstate *state, bool forward,
+									  TupleTableSlot *slot);
+extern void gpusort_sort_markpos(Gpusortstate *state);
+extern void gpusort_sort_restorepos(Gpusortstate *state);
+extern bool gpusort_sort_rescan(Gpusortstate *state);
+extern void gpusort_sort_end(Gpusortstate *state);
+
+#endif							/* GPUSORT_SORT_H */

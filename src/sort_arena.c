@@ -1,0 +1,272 @@
+/*-------------------------------------------------------------------------
+ *
+ * sort_arena.c
+ *	  The load stage of a batch (sort_batch.h): the arena that holds its
+ *	  tuples, and the measure of what the batch holds against its limit.
+ *
+ * Each child tuple is copied once, as a MinimalTuple, into blocks that
+ * grow from 256 kB to 16 MB (hostmem.c keeps large blocks mapped between
+ * sorts); the record index of a tuple is its position in load order.  The
+ * batch's limit, set by sort.c from gpusort.max_memory, is checked where
+ * the memory is taken: batch_store() refuses a tuple whose block would
+ * take the batch past it, counting everything the batch will need to
+ * sort what it holds (tuple pointers, keys, the order, the CPU engine's
+ * workspace), so that the sort that follows stays within the limit too.
+ * A refused tuple ends the batch: sort.c sorts it into a run and stores
+ * the tuple again in the next batch.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "executor/tuptable.h"
+#include "utils/memutils.h"
+
+#include "cpu_radix.h"
+#include "faults.h"
+#include "hostmem.h"
+#include "sort_batch.h"
+
+#define ARENA_MIN_BLOCK		((Size) 256 * 1024)
+#define ARENA_MAX_BLOCK		((Size) 16 * 1024 * 1024)
+
+void
+batch_init(SortBatch *batch, SortBatchShared *sh, MemoryContext parent)
+{
+	memset(batch, 0, sizeof(SortBatch));
+	batch->sh = sh;
+	batch->cxt = AllocSetContextCreate(parent, "GpuSort batch",
+									   ALLOCSET_DEFAULT_SIZES);
+	batch->next_block_size = ARENA_MIN_BLOCK;
+}
+
+/*
+ * Free everything the batch holds (its memory, the engine, the key
+ * threads) and make it ready for the next run.  The GPU's failure stays
+ * known: later batches of the sort do not try it again.
+ */
+void
+batch_reset(SortBatch *batch)
+{
+	SortBatchShared *sh = batch->sh;
+	MemoryContext cxt = batch->cxt;
+	Size		limit = batch->limit;
+	bool		gpu_failed = batch->gpu_failed;
+	bool		comparator_sort = batch->comparator_sort;
+
+	if (batch->engine)
+		batch->engine->methods->end(batch->engine);
+	MemoryContextReset(cxt);	/* stops the key threads first */
+	memset(batch, 0, sizeof(SortBatch));
+	batch->sh = sh;
+	batch->cxt = cxt;
+	batch->limit = limit;
+	batch->gpu_failed = gpu_failed;
+	batch->comparator_sort = comparator_sort;
+	batch->next_block_size = ARENA_MIN_BLOCK;
+}
+
+void
+batch_destroy(SortBatch *batch)
+{
+	if (batch->engine)
+		batch->engine->methods->end(batch->engine);
+	batch->engine = NULL;
+	if (batch->cxt)
+		MemoryContextDelete(batch->cxt);
+	batch->cxt = NULL;
+}
+
+/* bytes of one chunk of KeyInputs: datums, NULL flags, INPUTS_* bytes */
+Size
+batch_inputs_chunk_bytes(SortBatch *batch)
+{
+	return GPUSORT_CHUNK_RECORDS *
+		(batch->inputs.ncols * (sizeof(Datum) + sizeof(bool)) + sizeof(uint8));
+}
+
+/* bytes of the KeyInputs chunks that n records need and are not yet taken */
+static Size
+unallocated_inputs_bytes(SortBatch *batch, size_t n)
+{
+	size_t		chunks = (n + GPUSORT_CHUNK_RECORDS - 1) / GPUSORT_CHUNK_RECORDS;
+
+	if (!batch->sh->layout.generic || chunks <= batch->inputs.nchunks)
+		return 0;
+	return (chunks - batch->inputs.nchunks) * batch_inputs_chunk_bytes(batch);
+}
+
+/*
+ * Bytes the batch would hold with n records and `more` bytes of arena
+ * beyond what it has: tuples, keys and the sort's workspace.
+ */
+Size
+batch_memory(SortBatch *batch, size_t n, Size more)
+{
+	int			words = Max(batch->sh->layout.key_words, 1);
+	Size		bytes;
+
+	bytes = batch->arena_bytes + more + n * sizeof(MinimalTuple) +
+		batch->inputs_bytes + unallocated_inputs_bytes(batch, n) +
+		n * words * sizeof(uint64) +	/* keys */
+		n * (sizeof(uint32) + sizeof(MinimalTuple)) +	/* order */
+		n * words * sizeof(uint64); /* sorted keys, for a merge */
+
+	/* the CPU engine's radix sort needs a workspace; the GPU sorts on the GPU */
+	if (!batch->engine_is_gpu)
+		bytes += gs_cpu_radix_workspace(n, words);
+	return bytes;
+}
+
+/* size bytes of the batch's memory, like palloc: out of memory is an ERROR */
+void *
+batch_alloc(SortBatch *batch, Size size)
+{
+	void	   *p = hostmem_alloc(batch->cxt, size);
+
+	if (p == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory"),
+				 errdetail("Failed on request of size %zu in GpuSort.", size)));
+	return p;
+}
+
+static void *
+arena_alloc(SortBatch *batch, Size len)
+{
+	void	   *p;
+
+	len = MAXALIGN(len);
+	if (len > batch->block_left)
+	{
+		Size		block = Max(batch->next_block_size, len);
+
+		/*
+		 * The limit is enforced where the memory is taken; an empty batch
+		 * takes its first block whatever the limit, so that every batch
+		 * holds at least one tuple.
+		 */
+		if (batch->ntuples > 0 &&
+			(batch_memory(batch, batch->ntuples + 1, block) > batch->limit ||
+			 gpusort_fault_arena_oom(batch->arena_bytes)))
+			return NULL;
+		batch->block_free = hostmem_alloc(batch->cxt, block);
+		if (batch->block_free == NULL)
+		{
+			batch->block_left = 0;
+			if (batch->ntuples == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_OUT_OF_MEMORY),
+						 errmsg("out of memory"),
+						 errdetail("Failed on request of size %zu in GpuSort.", block)));
+			return NULL;
+		}
+		batch->block_left = block;
+		batch->arena_bytes += block;
+		batch->next_block_size = Min(batch->next_block_size * 2, ARENA_MAX_BLOCK);
+	}
+	p = batch->block_free;
+	batch->block_free += len;
+	batch->block_left -= len;
+	return p;
+}
+
+/* Room for one more tuple pointer; false if memory ran out. */
+static bool
+grow_tuple_array(SortBatch *batch)
+{
+	size_t		newmax = Max(batch->maxtuples * 2, 1024);
+	MinimalTuple *newtuples;
+
+	newtuples = hostmem_alloc(batch->cxt, newmax * sizeof(MinimalTuple));
+	if (newtuples == NULL)
+		return false;
+	if (batch->tuples)
+	{
+		memcpy(newtuples, batch->tuples, batch->ntuples * sizeof(MinimalTuple));
+		hostmem_free(batch->tuples, batch->maxtuples * sizeof(MinimalTuple));
+	}
+	batch->tuples = newtuples;
+	batch->maxtuples = newmax;
+	return true;
+}
+
+/*
+ * Copy the slot's tuple into the arena as a MinimalTuple, once.  False if
+ * the batch is full (its limit, its record count, or memory): the caller
+ * sorts the batch and stores the tuple in the next one.
+ */
+bool
+batch_store(SortBatch *batch, TupleTableSlot *slot)
+{
+	MinimalTuple copy;
+	bool		should_free;
+
+	if (batch->ntuples >= BATCH_MAX_RECORDS ||
+		(batch->ntuples == batch->maxtuples && !grow_tuple_array(batch)))
+	{
+		batch->full = true;
+		return false;
+	}
+
+	if (TTS_IS_BUFFERTUPLE(slot) || TTS_IS_HEAPTUPLE(slot))
+	{
+		/* a heap tuple is a MinimalTuple behind a longer header */
+		HeapTuple	htup = ExecFetchSlotHeapTuple(slot, false, &should_free);
+		uint32		len = htup->t_len - MINIMAL_TUPLE_OFFSET;
+
+		copy = arena_alloc(batch, len);
+		if (copy)
+		{
+			memcpy(copy, (char *) htup->t_data + MINIMAL_TUPLE_OFFSET, len);
+			copy->t_len = len;
+		}
+		if (should_free)
+			heap_freetuple(htup);
+	}
+	else if (TTS_IS_VIRTUAL(slot))
+	{
+		/* a projected row: form its MinimalTuple in the arena directly */
+		TupleDesc	desc = slot->tts_tupleDescriptor;
+		int			natts = desc->natts;
+		bool		hasnull = false;
+		Size		hoff;
+		Size		data_len;
+
+		slot_getallattrs(slot);
+		for (int i = 0; i < natts && !hasnull; i++)
+			hasnull = slot->tts_isnull[i];
+		hoff = MAXALIGN(SizeofMinimalTupleHeader + (hasnull ? BITMAPLEN(natts) : 0));
+		data_len = heap_compute_data_size(desc, slot->tts_values, slot->tts_isnull);
+		copy = arena_alloc(batch, hoff + data_len);
+		if (copy)
+		{
+			memset(copy, 0, hoff + data_len);
+			copy->t_len = hoff + data_len;
+			HeapTupleHeaderSetNatts(copy, natts);
+			copy->t_hoff = hoff + MINIMAL_TUPLE_OFFSET;
+			heap_fill_tuple(desc, slot->tts_values, slot->tts_isnull,
+							(char *) copy + hoff, data_len, &copy->t_infomask,
+							hasnull ? copy->t_bits : NULL);
+		}
+	}
+	else
+	{
+		MinimalTuple mtup = ExecFetchSlotMinimalTuple(slot, &should_free);
+
+		copy = arena_alloc(batch, mtup->t_len);
+		if (copy)
+			memcpy(copy, mtup, mtup->t_len);
+		if (should_free)
+			pfree(mtup);
+	}
+	if (copy == NULL)
+	{
+		batch->full = true;
+		return false;
+	}
+	batch->tuples[batch->ntuples++] = copy;
+	return true;
+}

@@ -1,0 +1,150 @@
+/*-------------------------------------------------------------------------
+ *
+ * sort_batch.h
+ *	  One in-memory sort of gpusort's sort module: the tuples held at once,
+ *	  their normalized keys, the engine that sorts them, and the result.
+ *
+ * A sort (sort.c) reads its input into a *batch*.  When the batch reaches
+ * the memory the sort may hold, or the input ends, the batch is sorted and
+ * becomes a sorted run: written to a tape (sort_runs.c) and reset for the
+ * next run, or, the last one, kept in memory.  The batch's pipeline has
+ * one file a stage:
+ *
+ *	sort_arena.c	load: each tuple copied once into an arena of large
+ *					blocks; what the batch holds, measured against its limit
+ *	sort_encode.c	encode: normalized keys (keys.h) written into the
+ *					engine's chunks, every ENCODE_BATCH tuples while they are
+ *					in the CPU's cache, or by the key threads at the end
+ *	sort_batch.c	engine choice and failover, the engine's sort, the order
+ *					of equal inexact keys (refine.c, tiebreak.c), and the
+ *					sorted tuple pointers (and keys, for a merge)
+ *
+ * Nothing the user sees depends on the engine: when the GPU engine fails
+ * the keys are encoded again for the CPU engine, and when the keys cannot
+ * be built or the CPU engine fails, the batch is ordered by PostgreSQL's
+ * comparators alone (the *comparator sort*), in place, without copying a
+ * tuple.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUSORT_SORT_BATCH_H
+#define GPUSORT_SORT_BATCH_H
+
+#include "postgres.h"
+
+#include "executor/tuptable.h"
+#include "portability/instr_time.h"
+#include "utils/sortsupport.h"
+
+#include "engine.h"
+#include "gpusort.h"
+#include "keys.h"
+#include "keythreads.h"
+
+/*
+ * Keys are encoded every ENCODE_BATCH loaded tuples, while those tuples are
+ * still in the CPU's cache; chunks are submitted as they fill.
+ */
+#define ENCODE_BATCH		1024
+
+/* chunks of records that 32-bit record indexes can address */
+#define MAX_CHUNKS			((size_t) (PG_UINT32_MAX / GPUSORT_CHUNK_RECORDS) + 1)
+
+/* records a batch holds at most: 32-bit record indexes address them */
+#define BATCH_MAX_RECORDS	((size_t) PG_UINT32_MAX - 1)
+
+typedef struct ChunkBuild ChunkBuild;
+
+#if defined(__GNUC__) || defined(__clang__)
+#define gs_prefetch(p)	__builtin_prefetch(p)
+#else
+#define gs_prefetch(p)	((void) 0)
+#endif
+
+/* What stays the same for every batch of one sort. */
+typedef struct SortBatchShared
+{
+	const GpuSortPlanInfo *info;
+	TupleDesc	tupdesc;
+	SortSupport ssup;			/* comparators, one per ORDER BY column */
+	SortSupport abbrev;			/* the same, abbreviating where possible */
+	TupleTableSlot *work_slot;	/* MinimalTuple slot to deform tuples */
+	TupleTableSlot *work_slot2; /* another, to compare two tuples */
+	KeyLayout	layout;			/* placed once; a NULL may widen it */
+	int			layout_version; /* bumped when the layout changes */
+	double		expected_rows;	/* the planner's estimate of the input */
+	GpuSortStats *stats;		/* what the node reports */
+} SortBatchShared;
+
+typedef struct SortBatch
+{
+	SortBatchShared *sh;
+
+	/* all memory of the batch; reset when the batch becomes a run */
+	MemoryContext cxt;
+	Size		limit;			/* bytes the batch may hold */
+	size_t		expected_records;	/* what the engine should prepare for */
+
+	/* the arena: tuples in load order, the record index is the position */
+	MinimalTuple *tuples;
+	size_t		ntuples;
+	size_t		maxtuples;
+	char	   *block_free;		/* free space in the current block */
+	Size		block_left;
+	Size		next_block_size;
+	Size		arena_bytes;
+	bool		full;			/* the last store hit the limit or memory */
+
+	/* keys and the engine that sorts them */
+	SortEngine *engine;
+	size_t		nencoded;		/* records whose keys are in the engine */
+	size_t		nsubmitted;		/* records in submitted chunks */
+	bool		engine_is_gpu;
+	bool		gpu_failed;		/* the GPU engine failed in this sort */
+	bool		comparator_sort;	/* keys given up: comparators order it */
+
+	/*
+	 * Generic layouts (keys.h): each record's key column datums, and the
+	 * threads that build keys from them.  The threads live in threadcxt, a
+	 * child of cxt, so that they stop before cxt's memory goes.
+	 */
+	KeyInputs	inputs;
+	uint8	  **input_states;	/* per chunk: its records' INPUTS_* bytes */
+	size_t		ninputs;		/* records whose datums the backend stored */
+	Size		inputs_bytes;	/* memory of inputs and detoasted copies */
+	MemoryContext threadcxt;
+	KeyThreadPool *pool;
+	KeyTaskGroup *chunk_tasks;	/* per chunk: its unfinished build tasks */
+	ChunkBuild **chunk_builds;	/* per chunk: what its tasks build */
+
+	/* the result: tuples in sorted order, and their keys where kept */
+	MinimalTuple *sorted;
+	uint64	   *sorted_keys;	/* key_words per record, or NULL */
+	int			sorted_key_words;
+	bool		keys_order;		/* sorted_keys may decide a merge */
+} SortBatch;
+
+/* sort_arena.c */
+extern void batch_init(SortBatch *batch, SortBatchShared *sh, MemoryContext parent);
+extern void batch_reset(SortBatch *batch);
+extern void batch_destroy(SortBatch *batch);
+extern bool batch_store(SortBatch *batch, TupleTableSlot *slot);
+extern Size batch_memory(SortBatch *batch, size_t n, Size more);
+extern void *batch_alloc(SortBatch *batch, Size size);
+extern Size batch_inputs_chunk_bytes(SortBatch *batch);
+
+/* sort_encode.c */
+extern void batch_start_keys(SortBatch *batch);
+extern void batch_encode(SortBatch *batch, bool final);
+
+/* sort_batch.c */
+extern void batch_start_engine(SortBatch *batch);
+extern void batch_engine_failed(SortBatch *batch, const char *why);
+extern void batch_give_up_keys(SortBatch *batch, const char *why);
+extern void batch_sort(SortBatch *batch, bool keep_keys);
+extern void batch_add_fallback_reason(GpuSortStats *stats, const char *why);
+struct Tiebreak;
+extern void batch_init_tiebreak(SortBatchShared *sh, struct Tiebreak *tb,
+								MinimalTuple *tuples);
+
+#endif							/* GPUSORT_SORT_BATCH_H */

@@ -1,0 +1,657 @@
+/*-------------------------------------------------------------------------
+ *
+ * sort_runs.c
+ *	  Sorted runs written to temporary tapes, and their k-way merge on the
+ *	  way out.
+ *
+ * When a sort's input outgrows the memory it may hold, each full batch is
+ * sorted (sort_batch.c) and written here as a *run*: its tuples in sorted
+ * order on a logical tape of PostgreSQL's own logtape.c, so that
+ * temp_tablespaces, temp_file_limit, log_temp_files and the removal of
+ * temporary files at the end of a transaction behave as they do for Sort.
+ * Each record on a run's tape is
+ *
+ *		uint32 length | normalized key (key_words words) | MinimalTuple
+ *
+ * The key is the one the engine sorted (sort_batch.c keeps it beside each
+ * sorted tuple), so that the merge compares keys first and calls
+ * PostgreSQL's comparators only where two inexact keys are equal.  Keys of
+ * runs whose layouts differ (a NULL seen late widens the layout) or that
+ * do not follow PostgreSQL's order where they differ (libc collation keys,
+ * or a batch that comparators sorted) are not compared: such pairs go to
+ * the comparators.
+ *
+ * The last batch is not written: it stays in memory and is one input of
+ * the final merge.  With more runs than the merge memory can read at once
+ * (a read buffer of at least RUN_READ_BUFFER_MIN each), runs are first
+ * merged in groups into longer runs, pass after pass, as tuplesort.c does.
+ * The final merge then runs on the fly as the executor fetches: a binary
+ * heap of the inputs' current records, nothing written twice.  Where the
+ * plan needs random access (backward scan, mark/restore, rewind), the
+ * final merge is instead written to one more tape, whose records carry
+ * their length at both ends so that it can be read backwards, and which
+ * is frozen so that it can be read again.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "commands/tablespace.h"
+#include "miscadmin.h"
+#include "utils/logtape.h"
+#include "utils/memutils.h"
+
+#include "faults.h"
+#include "sort_runs.h"
+#include "tiebreak.h"
+
+/* records between checks for cancel */
+#define RECORDS_PER_INTERRUPT_CHECK 1024
+
+/* the most runs one merge reads at once, as tuplesort.c's MAXORDER */
+#define MAX_MERGE_ORDER		500
+
+/* A run on a tape, waiting to be merged. */
+typedef struct RunTape
+{
+	LogicalTape *tape;
+	int64		ntuples;
+	int			key_words;		/* 0: no keys on the tape */
+	int			layout_version;
+	bool		keys_order;		/* keys decide where they differ */
+	bool		exact;			/* equal keys mean equal records */
+} RunTape;
+
+/* One input of a merge: a run on a tape, or the batch held in memory. */
+typedef struct MergeInput
+{
+	LogicalTape *tape;			/* NULL: the batch in memory */
+	int64		remaining;		/* records still on the tape */
+	MinimalTuple *mem_tuples;	/* the batch's sorted tuples and keys */
+	const uint64 *mem_keys;
+	size_t		mem_pos;
+	size_t		mem_n;
+	int			key_words;
+	int			layout_version;
+	bool		keys_order;
+	bool		exact;
+
+	/* the current record */
+	MinimalTuple tuple;
+	const uint64 *key;
+	char	   *buf;			/* a tape's record, read */
+	Size		buflen;
+	MemoryContext cxt;			/* where buf lives */
+} MergeInput;
+
+/* A merge: its inputs in a binary heap, smallest current record on top. */
+typedef struct Merge
+{
+	MergeInput *inputs;
+	int			ninputs;
+	int		   *heap;
+	int			heapsize;
+	bool		top_returned;	/* the top's record went out: advance it */
+} Merge;
+
+struct SortRuns
+{
+	SortBatchShared *sh;
+	MemoryContext cxt;
+	LogicalTapeSet *tapeset;
+	Tiebreak	tb;
+
+	RunTape    *tapes;			/* runs not merged yet */
+	int			ntapes;
+	int			maxtapes;
+
+	int			runs_written;
+	int			merge_passes;
+	long		max_blocks;
+
+	/* the final merge, on the fly */
+	Merge		final;
+	bool		on_the_fly;
+
+	/* random access: the merged result on one frozen tape */
+	LogicalTape *result;
+	int64		result_n;
+	int64		pos;			/* last returned, -1 before the first */
+	int64		tape_at;		/* the record whose start the tape is at */
+	char	   *result_buf;
+	Size		result_buflen;
+	long		mark_block;
+	int			mark_offset;
+	int64		mark_tape_at;
+	int64		markpos;
+};
+
+SortRuns *
+runs_create(SortBatchShared *sh, MemoryContext cxt)
+{
+	SortRuns   *runs = MemoryContextAllocZero(cxt, sizeof(SortRuns));
+
+	runs->sh = sh;
+	runs->cxt = cxt;
+	batch_init_tiebreak(sh, &runs->tb, NULL);
+	runs->pos = -1;
+	runs->markpos = -1;
+	return runs;
+}
+
+static void
+note_disk_use(SortRuns *runs)
+{
+	if (runs->tapeset)
+		runs->max_blocks = Max(runs->max_blocks, LogicalTapeSetBlocks(runs->tapeset));
+}
+
+static LogicalTape *
+new_tape(SortRuns *runs)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(runs->cxt);
+	LogicalTape *tape;
+
+	if (runs->tapeset == NULL)
+	{
+		/* temp_tablespaces, as tuplesort.c does before its tapes */
+		PrepareTempTablespaces();
+		runs->tapeset = LogicalTapeSetCreate(false, NULL, -1);
+	}
+	tape = LogicalTapeCreate(runs->tapeset);
+	MemoryContextSwitchTo(oldcxt);
+	return tape;
+}
+
+static RunTape *
+add_run(SortRuns *runs)
+{
+	if (runs->ntapes == runs->maxtapes)
+	{
+		int			newmax = Max(runs->maxtapes * 2, 16);
+
+		if (runs->tapes)
+			runs->tapes = repalloc(runs->tapes, sizeof(RunTape) * newmax);
+		else
+			runs->tapes = MemoryContextAlloc(runs->cxt, sizeof(RunTape) * newmax);
+		runs->maxtapes = newmax;
+	}
+	return &runs->tapes[runs->ntapes++];
+}
+
+static void
+write_record(LogicalTape *tape, int key_words, const uint64 *key, MinimalTuple tuple)
+{
+	uint32		len = key_words * sizeof(uint64) + tuple->t_len;
+
+	LogicalTapeWrite(tape, &len, sizeof(len));
+	if (key_words > 0)
+		LogicalTapeWrite(tape, (void *) key, key_words * sizeof(uint64));
+	LogicalTapeWrite(tape, tuple, tuple->t_len);
+}
+
+static void
+read_exactly(LogicalTape *tape, void *ptr, size_t size)
+{
+	if (LogicalTapeRead(tape, ptr, size) != size)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("gpusort: unexpected end of data in a temporary file")));
+}
+
+/* Write the batch's sorted tuples (and keys) as a new run. */
+void
+runs_write_batch(SortRuns *runs, SortBatch *batch)
+{
+	RunTape    *run;
+	int			key_words = batch->sorted_keys ? batch->sorted_key_words : 0;
+	LogicalTape *tape;
+
+	gpusort_fault_point(GPUSORT_PHASE_SPILL);
+	tape = new_tape(runs);
+	for (size_t i = 0; i < batch->ntuples; i++)
+	{
+		if (i % RECORDS_PER_INTERRUPT_CHECK == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (i + 16 < batch->ntuples)
+			gs_prefetch(batch->sorted[i + 16]);
+		write_record(tape, key_words,
+					 key_words ? batch->sorted_keys + i * key_words : NULL,
+					 batch->sorted[i]);
+	}
+	run = add_run(runs);
+	run->tape = tape;
+	run->ntuples = batch->ntuples;
+	run->key_words = key_words;
+	run->layout_version = runs->sh->layout_version;
+	run->keys_order = batch->keys_order;
+	run->exact = runs->sh->layout.exact;
+	runs->runs_written++;
+	note_disk_use(runs);
+}
+
+/* ---------------------------------------------------------------------
+ * Merging
+ * ---------------------------------------------------------------------
+ */
+
+/* Make in's next record current; false at its end. */
+static bool
+input_advance(MergeInput *in)
+{
+	uint32		len;
+
+	if (in->tape == NULL)
+	{
+		if (in->mem_pos >= in->mem_n)
+			return false;
+		in->tuple = in->mem_tuples[in->mem_pos];
+		in->key = in->mem_keys ? in->mem_keys + in->mem_pos * in->key_words : NULL;
+		in->mem_pos++;
+		return true;
+	}
+	if (in->remaining == 0)
+		return false;
+	read_exactly(in->tape, &len, sizeof(len));
+	if (len > in->buflen)
+	{
+		Size		newlen = Max(len, Max(in->buflen * 2, 1024));
+
+		if (in->buf)
+			pfree(in->buf);
+		in->buf = MemoryContextAlloc(in->cxt, newlen);
+		in->buflen = newlen;
+	}
+	read_exactly(in->tape, in->buf, len);
+	in->key = (const uint64 *) in->buf;
+	in->tuple = (MinimalTuple) (in->buf + in->key_words * sizeof(uint64));
+	in->remaining--;
+	return true;
+}
+
+/*
+ * Order of two inputs' current records: by their keys where both runs'
+ * keys can decide, else (and where inexact keys are equal) by PostgreSQL's
+ * comparators.
+ */
+static int
+compare_inputs(SortRuns *runs, const MergeInput *a, const MergeInput *b)
+{
+	if (a->keys_order && b->keys_order && a->key_words > 0 &&
+		a->key_words == b->key_words && a->layout_version == b->layout_version)
+	{
+		for (int w = 0; w < a->key_words; w++)
+		{
+			if (a->key[w] != b->key[w])
+				return a->key[w] < b->key[w] ? -1 : 1;
+		}
+		if (a->exact)
+			return 0;
+	}
+	return gpusort_compare_tuples(&runs->tb, a->tuple, b->tuple);
+}
+
+static void
+heap_sift_down(SortRuns *runs, Merge *m, int i)
+{
+	for (;;)
+	{
+		int			smallest = i;
+		int			l = 2 * i + 1;
+		int			r = l + 1;
+		int			tmp;
+
+		if (l < m->heapsize &&
+			compare_inputs(runs, &m->inputs[m->heap[l]], &m->inputs[m->heap[smallest]]) < 0)
+			smallest = l;
+		if (r < m->heapsize &&
+			compare_inputs(runs, &m->inputs[m->heap[r]], &m->inputs[m->heap[smallest]]) < 0)
+			smallest = r;
+		if (smallest == i)
+			return;
+		tmp = m->heap[i];
+		m->heap[i] = m->heap[smallest];
+		m->heap[smallest] = tmp;
+		i = smallest;
+	}
+}
+
+/* Read each input's first record and heap them. */
+static void
+merge_start(SortRuns *runs, Merge *m)
+{
+	m->heap = MemoryContextAlloc(GetMemoryChunkContext(m->inputs),
+								 sizeof(int) * Max(m->ninputs, 1));
+	m->heapsize = 0;
+	for (int i = 0; i < m->ninputs; i++)
+	{
+		if (input_advance(&m->inputs[i]))
+			m->heap[m->heapsize++] = i;
+	}
+	for (int i = m->heapsize / 2 - 1; i >= 0; i--)
+		heap_sift_down(runs, m, i);
+	m->top_returned = false;
+}
+
+/* The merge's next input, whose current record is the smallest; NULL at the end. */
+static MergeInput *
+merge_next(SortRuns *runs, Merge *m)
+{
+	if (m->top_returned && m->heapsize > 0)
+	{
+		if (!input_advance(&m->inputs[m->heap[0]]))
+			m->heap[0] = m->heap[--m->heapsize];
+		if (m->heapsize > 1)
+			heap_sift_down(runs, m, 0);
+	}
+	if (m->heapsize == 0)
+		return NULL;
+	m->top_returned = true;
+	return &m->inputs[m->heap[0]];
+}
+
+/*
+ * Set up in to read run's tape with a read buffer of buffer_size bytes;
+ * its record buffer lives in cxt.
+ */
+static void
+input_from_tape(MergeInput *in, RunTape *run, Size buffer_size, MemoryContext cxt)
+{
+	memset(in, 0, sizeof(MergeInput));
+	in->cxt = cxt;
+	in->tape = run->tape;
+	in->remaining = run->ntuples;
+	in->key_words = run->key_words;
+	in->layout_version = run->layout_version;
+	in->keys_order = run->keys_order;
+	in->exact = run->exact;
+	LogicalTapeRewindForRead(run->tape, buffer_size);
+}
+
+/* Whether the inputs' keys can go on with a merge of them. */
+static bool
+inputs_share_keys(MergeInput *inputs, int n)
+{
+	for (int i = 0; i < n; i++)
+	{
+		if (!inputs[i].keys_order || inputs[i].key_words == 0 ||
+			inputs[i].key_words != inputs[0].key_words ||
+			inputs[i].layout_version != inputs[0].layout_version)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Merge the n runs of group into one run on a new tape.  The heap and the
+ * inputs' buffers live in the pass's own memory, which goes with it.
+ */
+static RunTape
+merge_to_run(SortRuns *runs, RunTape *group, int n, Size buffer_size)
+{
+	MemoryContext mergecxt = AllocSetContextCreate(runs->cxt, "GpuSort merge pass",
+												   ALLOCSET_DEFAULT_SIZES);
+	MemoryContext oldcxt = MemoryContextSwitchTo(mergecxt);
+	Merge		m = {0};
+	RunTape		out = {0};
+	MergeInput *in;
+	bool		keep_keys;
+	int64		count = 0;
+
+	m.inputs = palloc(sizeof(MergeInput) * n);
+	m.ninputs = n;
+	for (int i = 0; i < n; i++)
+		input_from_tape(&m.inputs[i], &group[i], buffer_size, mergecxt);
+	keep_keys = inputs_share_keys(m.inputs, n);
+	MemoryContextSwitchTo(oldcxt);
+
+	out.tape = new_tape(runs);
+	out.key_words = keep_keys ? m.inputs[0].key_words : 0;
+	out.layout_version = m.inputs[0].layout_version;
+	out.keys_order = keep_keys;
+	out.exact = keep_keys && m.inputs[0].exact;
+	merge_start(runs, &m);
+	while ((in = merge_next(runs, &m)) != NULL)
+	{
+		if (++count % RECORDS_PER_INTERRUPT_CHECK == 0)
+			CHECK_FOR_INTERRUPTS();
+		write_record(out.tape, out.key_words, in->key, in->tuple);
+	}
+	out.ntuples = count;
+	for (int i = 0; i < n; i++)
+		LogicalTapeClose(group[i].tape);
+	note_disk_use(runs);
+	MemoryContextDelete(mergecxt);
+	return out;
+}
+
+/* read buffer of each of n inputs in merge_memory bytes */
+static Size
+read_buffer_size(Size merge_memory, int n)
+{
+	Size		size = merge_memory / Max(n, 1);
+
+	size = Max(size, RUN_READ_BUFFER_MIN);
+	size = Min(size, RUN_READ_BUFFER_MAX);
+	return size - size % BLCKSZ;
+}
+
+/*
+ * Merge runs in passes until the runs on tape and the batch held in memory
+ * (last, if it holds records) fit one merge in merge_memory bytes of read
+ * buffers; then start the final merge, on the fly or, for random access,
+ * onto a tape of its own.
+ */
+void
+runs_start_merge(SortRuns *runs, SortBatch *last, Size merge_memory,
+				 bool random_access)
+{
+	int			nmem = (last != NULL && last->ntuples > 0) ? 1 : 0;
+	int			order = (int) Min(merge_memory / RUN_READ_BUFFER_MIN, MAX_MERGE_ORDER);
+	Merge	   *m = &runs->final;
+
+	order = Max(order, 2);
+	gpusort_fault_point(GPUSORT_PHASE_MERGE);
+
+	/* passes: groups of `order` runs into one, until one merge takes them all */
+	while (runs->ntapes + nmem > order)
+	{
+		int			nout = 0;
+		int			want = order - nmem;	/* runs the final merge takes */
+
+		for (int first = 0; first < runs->ntapes;)
+		{
+			int			n = Min(order, runs->ntapes - first);
+
+			/* merge no more than needed: the rest may wait for the next pass */
+			if (nout + (runs->ntapes - first) <= want)
+				n = 1;
+			if (n == 1)
+				runs->tapes[nout++] = runs->tapes[first];
+			else
+				runs->tapes[nout++] = merge_to_run(runs, &runs->tapes[first], n,
+												   read_buffer_size(merge_memory, n));
+			first += n;
+		}
+		runs->ntapes = nout;
+		runs->merge_passes++;
+	}
+
+	/* the final merge */
+	m->ninputs = runs->ntapes + nmem;
+	m->inputs = MemoryContextAlloc(runs->cxt, sizeof(MergeInput) * Max(m->ninputs, 1));
+	for (int i = 0; i < runs->ntapes; i++)
+		input_from_tape(&m->inputs[i], &runs->tapes[i],
+						read_buffer_size(merge_memory, runs->ntapes), runs->cxt);
+	if (nmem)
+	{
+		MergeInput *in = &m->inputs[runs->ntapes];
+
+		memset(in, 0, sizeof(MergeInput));
+		in->mem_tuples = last->sorted;
+		in->mem_keys = last->sorted_keys;
+		in->mem_n = last->ntuples;
+		in->key_words = last->sorted_keys ? last->sorted_key_words : 0;
+		in->layout_version = runs->sh->layout_version;
+		in->keys_order = last->keys_order;
+		in->exact = runs->sh->layout.exact;
+	}
+	runs->ntapes = 0;
+	merge_start(runs, m);
+	runs->merge_passes++;
+
+	if (!random_access)
+	{
+		runs->on_the_fly = true;
+		return;
+	}
+
+	/* random access: write the merged result, readable both ways */
+	{
+		MergeInput *in;
+		int64		count = 0;
+
+		runs->result = new_tape(runs);
+		while ((in = merge_next(runs, m)) != NULL)
+		{
+			uint32		len = in->tuple->t_len;
+
+			if (++count % RECORDS_PER_INTERRUPT_CHECK == 0)
+				CHECK_FOR_INTERRUPTS();
+			LogicalTapeWrite(runs->result, &len, sizeof(len));
+			LogicalTapeWrite(runs->result, in->tuple, len);
+			LogicalTapeWrite(runs->result, &len, sizeof(len));
+		}
+		for (int i = 0; i < m->ninputs; i++)
+		{
+			if (m->inputs[i].tape)
+				LogicalTapeClose(m->inputs[i].tape);
+		}
+		m->ninputs = m->heapsize = 0;
+		runs->result_n = count;
+		LogicalTapeFreeze(runs->result, NULL);
+		runs->tape_at = 0;
+		runs->pos = -1;
+		note_disk_use(runs);
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * Reading the result
+ * ---------------------------------------------------------------------
+ */
+
+/* Read the result tape's record j (random access). */
+static MinimalTuple
+result_read(SortRuns *runs, int64 j)
+{
+	LogicalTape *tape = runs->result;
+	uint32		len;
+
+	/* back to record j's start: over each record's trailing length */
+	while (runs->tape_at > j)
+	{
+		if (LogicalTapeBackspace(tape, sizeof(len)) != sizeof(len))
+			elog(ERROR, "gpusort: could not read a temporary file backwards");
+		read_exactly(tape, &len, sizeof(len));
+		if (LogicalTapeBackspace(tape, len + 2 * sizeof(len)) != len + 2 * sizeof(len))
+			elog(ERROR, "gpusort: could not read a temporary file backwards");
+		runs->tape_at--;
+	}
+	/* forward to it, reading the records between */
+	for (;;)
+	{
+		read_exactly(tape, &len, sizeof(len));
+		if (len + sizeof(len) > runs->result_buflen)
+		{
+			Size		newlen = Max(len + sizeof(len), Max(runs->result_buflen * 2, 1024));
+
+			if (runs->result_buf)
+				pfree(runs->result_buf);
+			runs->result_buf = MemoryContextAlloc(runs->cxt, newlen);
+			runs->result_buflen = newlen;
+		}
+		read_exactly(tape, runs->result_buf, len + sizeof(len));
+		if (runs->tape_at++ == j)
+			return (MinimalTuple) runs->result_buf;
+	}
+}
+
+/* The next tuple in the given direction, or NULL past either end. */
+MinimalTuple
+runs_next(SortRuns *runs, bool forward)
+{
+	if (runs->on_the_fly)
+	{
+		MergeInput *in;
+
+		if (!forward)
+			elog(ERROR, "gpusort: backward scan of a sort made without random access");
+		in = merge_next(runs, &runs->final);
+		return in ? in->tuple : NULL;
+	}
+
+	/* pos stays within [-1, n]: one step past either end */
+	if (forward)
+		runs->pos = Min(runs->pos + 1, runs->result_n);
+	else
+		runs->pos = Max(runs->pos - 1, -1);
+	if (runs->pos < 0 || runs->pos >= runs->result_n)
+		return NULL;
+	return result_read(runs, runs->pos);
+}
+
+void
+runs_markpos(SortRuns *runs)
+{
+	Assert(!runs->on_the_fly);
+	LogicalTapeTell(runs->result, &runs->mark_block, &runs->mark_offset);
+	runs->mark_tape_at = runs->tape_at;
+	runs->markpos = runs->pos;
+}
+
+void
+runs_restorepos(SortRuns *runs)
+{
+	Assert(!runs->on_the_fly);
+	LogicalTapeSeek(runs->result, runs->mark_block, runs->mark_offset);
+	runs->tape_at = runs->mark_tape_at;
+	runs->pos = runs->markpos;
+}
+
+void
+runs_rewind(SortRuns *runs)
+{
+	Assert(!runs->on_the_fly);
+	LogicalTapeRewindForRead(runs->result, BLCKSZ);
+	runs->tape_at = 0;
+	runs->pos = -1;
+	runs->markpos = -1;
+}
+
+int
+runs_written(SortRuns *runs)
+{
+	return runs->runs_written;
+}
+
+int
+runs_merge_passes(SortRuns *runs)
+{
+	return runs->merge_passes;
+}
+
+int64
+runs_disk_kb(SortRuns *runs)
+{
+	return (int64) runs->max_blocks * (BLCKSZ / 1024);
+}
+
+/* Close the tapes; their temporary files go. */
+void
+runs_end(SortRuns *runs)
+{
+	if (runs->tapeset)
+		LogicalTapeSetClose(runs->tapeset);
+	runs->tapeset = NULL;
+}
