@@ -92,7 +92,7 @@ BEGIN
   PERFORM set_config('gpusort.engine', 'cpu', true);
   FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
     IF line ~ keep THEN
-      line := regexp_replace(line, '(Memory Used|Sort Space Used|Disk|Memory): \d+', '\1: N', 'g');
+      line := regexp_replace(line, '(Memory Used|Sort Space Used|Disk Used|Disk|Memory): \d+', '\1: N', 'g');
       line := regexp_replace(line, '\(\d+ passes\)', '(N passes)', 'g');
       line := regexp_replace(line, 'presorted check', 'radix sort (N passes)');
       RETURN NEXT line;

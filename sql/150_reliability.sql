@@ -7,7 +7,7 @@
 -- * delay:PHASE:MS at each phase: the result is right; with a
 --   statement_timeout shorter than the delay, the query is cancelled in
 --   that phase, and the same backend then sorts correctly;
--- * arena_oom: the tuples go to PostgreSQL's tuplesort, the result is right;
+-- * arena_oom: each batch ends where memory ran out and spills as a run;
 -- * the GPU faults (gpu_init, gpu_alloc, gpu_h2d, gpu_launch, gpu_kernel,
 --   gpu_d2h, gpu_lost): the result is right and, where the suite runs on a
 --   GPU, EXPLAIN ANALYZE says "Sort Engine: CPU" and "Fallback: GPU: ...
@@ -30,7 +30,7 @@ SELECT g AS id, hashint4(g) % 100000 AS k, md5(g::text) AS s
 ANALYZE gs_rel;
 
 -- Sort Engine (without the algorithm: CPU, GPU: <name>, PostgreSQL
--- tuplesort) and Fallback of the first GpuSort of q's EXPLAIN ANALYZE, on
+-- comparators) and Fallback of the first GpuSort of q's EXPLAIN ANALYZE, on
 -- the suite's engine
 CREATE FUNCTION gs.sort_outcome(q text, OUT engine text, OUT fallback text)
 LANGUAGE plpgsql AS $$
@@ -111,15 +111,16 @@ SELECT count(*), sum(k) FROM (SELECT k FROM gs_rel ORDER BY k) x;
 SET gpusort.inject_fault = 'error:emit';
 SELECT count(*), sum(k) FROM (SELECT k FROM gs_rel ORDER BY k) x;
 -- an error fault in a phase the sort does not reach changes nothing:
--- PostgreSQL's Sort (gpusort off) and a sort that falls back to tuplesort
--- before resolving
+-- PostgreSQL's Sort (gpusort off), and a sort that stays in memory
+-- (nothing spilled, nothing merged)
 SET gpusort.inject_fault = 'error:resolve';
 SET gpusort.enabled = off;
 SELECT count(*), sum(k) FROM (SELECT k FROM gs_rel ORDER BY k) x;
 RESET gpusort.enabled;
-SET gpusort.max_memory = '1MB';
+SET gpusort.inject_fault = 'error:spill';
 SELECT gs_check('SELECT k, id FROM gs_rel ORDER BY k');
-RESET gpusort.max_memory;
+SET gpusort.inject_fault = 'error:merge';
+SELECT gs_check('SELECT k, id FROM gs_rel ORDER BY k');
 RESET gpusort.inject_fault;
 SELECT gs_check('SELECT k, id FROM gs_rel ORDER BY k');
 SELECT pg_backend_pid() = :backend AS same_backend;
@@ -157,13 +158,14 @@ SELECT gs_check('SELECT k, id FROM gs_rel ORDER BY k');
 SELECT pg_backend_pid() = :backend AS same_backend;
 
 --
--- out of memory in the arena: the tuples go to PostgreSQL's tuplesort
+-- out of memory in the arena: each batch ends where memory ran out and is
+-- written as a sorted run; the sort goes on, with no fallback
 --
 SET gpusort.inject_fault = 'arena_oom';
 SELECT gs_check('SELECT k, id FROM gs_rel ORDER BY k');
 SELECT gs_check('SELECT s, id FROM gs_rel ORDER BY s DESC');
-SELECT o.engine = 'PostgreSQL tuplesort' AND o.fallback = 'out of memory for the tuples'
-       AS fallback_ok
+SELECT o.engine <> 'PostgreSQL comparators' AND o.fallback IS NULL
+       AS spilled_ok
   FROM gs.sort_outcome('SELECT k, id FROM gs_rel ORDER BY k') o;
 RESET gpusort.inject_fault;
 

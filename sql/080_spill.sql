@@ -1,0 +1,208 @@
+--
+-- 080_spill: sorts that outgrow gpusort.max_memory write sorted runs to
+-- temporary files and merge them, and still return the right rows.
+--
+-- * gpusort.max_memory = 1MB: 50k rows make a few runs, 200k rows tens of
+--   runs and several merge passes; EXPLAIN ANALYZE (engine cpu) shows Runs
+--   Written, Merge Passes and Disk Used, and no Fallback: size alone never
+--   sends a sort to PostgreSQL's tuplesort;
+-- * over spilled runs: results of plain sorts, text sorts, a Merge Join
+--   (mark and restore on the merged result), a nested loop that rescans
+--   the sort (no random access: it sorts again), a correlated subquery,
+--   and a SCROLL cursor (backward over the merged result), all compared
+--   with PostgreSQL's Sort;
+-- * keys that change between runs (a NULL first seen in a late run),
+--   libc and ICU collations, numeric, and batches that comparators order
+--   (cpu_alloc) merged with others;
+-- * gpusort.max_memory, gpu_memory and gpu_device are superuser settings:
+--   an ordinary role cannot set them but can set the others.
+--
+SET search_path = gs, public;
+
+CREATE TABLE gs_fb AS
+SELECT g AS id, hashint4(g) % 100000 AS k, md5(g::text) AS s, (hashint4(g + 1) % 1000)::float8 / 3 AS f
+  FROM generate_series(1, 200000) g;
+ANALYZE gs_fb;
+
+SET gpusort.max_memory = '1MB';
+SHOW gpusort.max_memory;
+
+-- a few runs: 50k rows
+SELECT * FROM analyze_lines('SELECT k, id FROM gs_fb WHERE id <= 50000 ORDER BY k');
+SELECT gs_check('SELECT k, id FROM gs_fb WHERE id <= 50000 ORDER BY k');
+SELECT gs_check('SELECT s, id FROM gs_fb WHERE id <= 50000 ORDER BY s DESC');
+-- tens of runs and several merge passes: 200k rows
+SELECT * FROM analyze_lines('SELECT k, f, id FROM gs_fb ORDER BY k, f DESC');
+SELECT gs_check('SELECT k, f, id FROM gs_fb ORDER BY k, f DESC', 2);
+-- a small sort stays in memory: no runs
+SELECT * FROM analyze_lines('SELECT k FROM gs_fb WHERE id <= 1000 ORDER BY k');
+
+-- work_mem does not matter to GpuSort
+SET work_mem = '64kB';
+SELECT * FROM analyze_lines('SELECT k, id FROM gs_fb WHERE id <= 50000 ORDER BY k');
+SELECT gs_check('SELECT k, id FROM gs_fb WHERE id <= 50000 ORDER BY k');
+SELECT gs_check('SELECT f, s FROM gs_fb WHERE id <= 30000 ORDER BY f NULLS FIRST, s COLLATE "C"', 2);
+SELECT count(*), sum(k::int8 * id) FROM (SELECT k, id FROM gs_fb WHERE id <= 50000 ORDER BY k, id LIMIT ALL) x;
+-- the whole order, not only the multiset: a running hash over the sorted rows
+SELECT md5(string_agg(k || ':' || id, ',')) AS ordered_md5 FROM (SELECT k, id FROM gs_fb WHERE id <= 50000 ORDER BY k, id) x;
+SET gpusort.enabled = off;
+SELECT md5(string_agg(k || ':' || id, ',')) AS ordered_md5 FROM (SELECT k, id FROM gs_fb WHERE id <= 50000 ORDER BY k, id) x;
+RESET gpusort.enabled;
+RESET work_mem;
+
+-- Merge Join over two spilled sorts: the inner one is marked and
+-- restored on its merged result, written for random access
+SET enable_hashjoin = off;
+SET enable_nestloop = off;
+EXPLAIN (COSTS OFF)
+SELECT a.k, a.id, b.id FROM gs_fb a JOIN gs_fb b ON a.k = b.k WHERE a.id <= 60000 AND b.id <= 60000;
+SELECT gs_check('SELECT a.k, a.id AS aid, b.id AS bid FROM gs_fb a JOIN gs_fb b ON a.k = b.k
+                  WHERE a.id <= 60000 AND b.id <= 60000 ORDER BY a.k');
+SELECT * FROM analyze_lines('SELECT a.k, a.id AS aid, b.id AS bid FROM gs_fb a JOIN gs_fb b ON a.k = b.k
+                                WHERE a.id <= 60000 AND b.id <= 60000') WHERE analyze_lines ~ 'Join|GpuSort|Engine|Fallback';
+RESET enable_hashjoin;
+RESET enable_nestloop;
+
+-- a nested loop rescans a spilled sort; merged on the fly, without
+-- random access, it cannot rewind, so it sorts again (Sorts: 3)
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SET enable_material = off;
+SELECT gs_check('SELECT o.id, s.k FROM gs_fb o JOIN (SELECT k FROM gs_fb WHERE id <= 50000 ORDER BY k OFFSET 0) s ON s.k = o.k
+                  WHERE o.id <= 3 ORDER BY o.id, s.k', 2);
+SELECT * FROM analyze_lines('SELECT o.id, s.k FROM gs_fb o JOIN (SELECT k FROM gs_fb WHERE id <= 50000 ORDER BY k OFFSET 0) s ON s.k = o.k
+                                WHERE o.id <= 3') WHERE analyze_lines ~ 'Loop|GpuSort|Engine|Fallback|Sorts';
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+RESET enable_material;
+
+-- a correlated subquery sorts again, spilling, for every outer row
+SELECT gs_check('SELECT o.id, (SELECT count(*) FROM (SELECT k FROM gs_fb i WHERE i.id <= 50000 + o.id ORDER BY k) s) AS n
+                   FROM gs_fb o WHERE o.id <= 3 ORDER BY o.id');
+
+-- a SCROLL cursor over a spilled sort (its merged result read both ways)
+SELECT cursor_log('SELECT k, id FROM gs_fb WHERE id <= 50000 ORDER BY k, id',
+                  ARRAY['FETCH 3', 'FETCH BACKWARD 2', 'FETCH LAST', 'FETCH BACKWARD 3', 'FETCH ABSOLUTE 25000',
+                         'MOVE RELATIVE -10', 'FETCH 2', 'FETCH ABSOLUTE 1', 'FETCH PRIOR', 'FETCH NEXT',
+                         'MOVE LAST', 'FETCH NEXT', 'FETCH PRIOR']) AS gpusort_spilled;
+-- what each GpuSort of a query did, from EXPLAIN (ANALYZE, FORMAT JSON)
+CREATE FUNCTION gs.spill_stats(q text)
+RETURNS TABLE (runs int, passes int, disk_kb bigint, memory_kb bigint, budget_kb bigint, engine text, fallback text)
+LANGUAGE plpgsql AS $$
+DECLARE
+  j jsonb;
+BEGIN
+  EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON, TIMING OFF) ' || q INTO j;
+  RETURN QUERY
+    SELECT (n ->> 'Runs Written')::int, (n ->> 'Merge Passes')::int, (n ->> 'Disk Used')::bigint,
+           (n ->> 'Memory Used')::bigint, (n ->> 'Memory Budget')::bigint,
+           n ->> 'Sort Engine', n ->> 'Fallback'
+      FROM jsonb_path_query(j, 'strict $.**? (@."Custom Plan Provider" == "GpuSort")') n;
+END $$;
+
+-- tens of runs, merged in several passes, on every engine
+SELECT runs > 10 AS many_runs, passes > 1 AS several_passes, disk_kb > 0 AS disk_used,
+       fallback IS NULL AS no_fallback
+  FROM spill_stats('SELECT k, f, id FROM gs_fb ORDER BY k, f DESC');
+
+-- a NULL first seen in a late run widens the key: runs of the old layout
+-- and of the new one are merged by comparators where they meet
+CREATE TABLE gs_late_null AS
+SELECT g AS id, CASE WHEN g > 150000 AND g % 7 = 0 THEN NULL ELSE hashint4(g) % 1000 END AS k
+  FROM generate_series(1, 200000) g;
+SELECT gs_check('SELECT k, id FROM gs_late_null ORDER BY k NULLS FIRST, id', 2);
+SELECT gs_check('SELECT k, id FROM gs_late_null ORDER BY k DESC, id', 2);
+SELECT runs > 1 AS spilled FROM spill_stats('SELECT k, id FROM gs_late_null ORDER BY k NULLS FIRST, id');
+
+-- keys of every kind through runs: C bytes, the database's libc collation
+-- (its keys are not compared in the merge), ICU, numeric, a float and text
+SELECT gs_check('SELECT s COLLATE "C" AS s, id FROM gs_fb ORDER BY 1');
+SELECT gs_check('SELECT s, id FROM gs_fb WHERE id <= 100000 ORDER BY s DESC');
+SELECT gs_check('SELECT s COLLATE "und-x-icu" AS s, id FROM gs_fb WHERE id <= 100000 ORDER BY 1');
+SELECT gs_check('SELECT (k::numeric / 7) AS n, id FROM gs_fb ORDER BY 1, 2', 2);
+SELECT gs_check('SELECT f, s COLLATE "C" AS s, id FROM gs_fb ORDER BY 1 DESC, 2', 2);
+
+-- an error while a run is written, and while runs are merged: the
+-- temporary files go with the query
+SET gpusort.inject_fault = 'error:spill';
+SELECT count(*) FROM (SELECT k FROM gs_fb ORDER BY k) x;
+SET gpusort.inject_fault = 'error:merge';
+SELECT count(*) FROM (SELECT k FROM gs_fb ORDER BY k) x;
+RESET gpusort.inject_fault;
+SELECT count(*) AS temp_files_left FROM pg_ls_tmpdir();
+
+-- temp_file_limit holds the runs as it holds Sort's: PostgreSQL's error,
+-- and no file left
+SET temp_file_limit = '1MB';
+SELECT count(*) FROM (SELECT k, s FROM gs_fb ORDER BY k) x;
+RESET temp_file_limit;
+SELECT count(*) AS temp_files_left FROM pg_ls_tmpdir();
+
+-- one budget for the backend's sorts together: under a Merge Join the
+-- first sort takes what it needs, and the second gets what is left and
+-- spills, where each alone would sort in memory
+SET gpusort.max_memory = '24MB';
+SELECT runs AS runs_alone FROM spill_stats('SELECT k, id FROM gs_fb ORDER BY k');
+SET enable_hashjoin = off;
+SET enable_nestloop = off;
+SELECT count(*) AS sorts, sum(memory_kb) <= 26 * 1024 AS within_budget, max(runs) > 0 AS one_spilled,
+       min(runs) = 0 AS one_in_memory
+  FROM spill_stats('SELECT a.k FROM gs_fb a JOIN gs_fb b ON a.k = b.k');
+RESET enable_hashjoin;
+RESET enable_nestloop;
+SET gpusort.max_memory = '1MB';
+
+-- comparators order a batch whose keys the CPU engine could not hold
+-- (cpu_alloc: its third key chunk fails while the key threads encode);
+-- its run has no keys, and merges with keyed ones
+SET gpusort.max_memory = '48MB';
+CREATE TABLE gs_big AS SELECT g AS id, hashint4(g) % 100000 AS k FROM generate_series(1, 700000) g;
+ANALYZE gs_big;
+SET gpusort.inject_fault = 'cpu_alloc';
+SELECT gs_check('SELECT k, id FROM gs_big ORDER BY k');
+SELECT runs > 0 AS spilled,
+       (engine ~ '^GPU' OR fallback ~ 'out of memory for the keys') AS comparators_took_over
+  FROM spill_stats('SELECT k, id FROM gs_big ORDER BY k');
+RESET gpusort.inject_fault;
+DROP TABLE gs_big, gs_late_null;
+SET gpusort.max_memory = '1MB';
+
+SET gpusort.enabled = off;
+SELECT cursor_log('SELECT k, id FROM gs_fb WHERE id <= 50000 ORDER BY k, id',
+                  ARRAY['FETCH 3', 'FETCH BACKWARD 2', 'FETCH LAST', 'FETCH BACKWARD 3', 'FETCH ABSOLUTE 25000',
+                         'MOVE RELATIVE -10', 'FETCH 2', 'FETCH ABSOLUTE 1', 'FETCH PRIOR', 'FETCH NEXT',
+                         'MOVE LAST', 'FETCH NEXT', 'FETCH PRIOR']) AS native;
+RESET gpusort.enabled;
+RESET gpusort.max_memory;
+SHOW gpusort.max_memory;
+
+-- superuser-only settings
+CREATE ROLE regress_gs_user;
+GRANT USAGE ON SCHEMA gs TO regress_gs_user;
+GRANT SELECT ON gs_fb TO regress_gs_user;
+DROP TABLE pg_temp.gs_native, pg_temp.gs_gpusort;  -- gs_check's, owned by the superuser
+SET ROLE regress_gs_user;
+SET gpusort.max_memory = '1GB';
+SET gpusort.gpu_memory = '1GB';
+SET gpusort.gpu_device = 1;
+SELECT set_config('gpusort.max_memory', '4MB', false);
+SHOW gpusort.max_memory;
+-- what an ordinary role may set
+SET gpusort.enabled = on;
+SET gpusort.key_width = 16;
+SET gpusort.min_rows = 10;
+SET gpusort.engine = cpu;
+SET gpusort.gpu_algorithm = radix;
+SET gpusort.gpu_min_rows = 0;
+SELECT gs_check('SELECT k, id FROM gs_fb WHERE id <= 20000 ORDER BY k DESC');
+SELECT current_user;
+RESET ROLE;
+RESET gpusort.key_width;
+RESET gpusort.min_rows;
+RESET gpusort.engine;
+RESET gpusort.gpu_algorithm;
+RESET gpusort.gpu_min_rows;
+DROP TABLE pg_temp.gs_native, pg_temp.gs_gpusort;
+REVOKE ALL ON gs_fb FROM regress_gs_user;
+REVOKE ALL ON SCHEMA gs FROM regress_gs_user;
+DROP ROLE regress_gs_user;
