@@ -156,15 +156,15 @@ SET gpusort.max_memory = '1MB';
 -- (cpu_alloc: its third key chunk fails while the key threads encode);
 -- its run has no keys, and merges with keyed ones
 SET gpusort.max_memory = '48MB';
-CREATE TABLE gs_big AS SELECT g AS id, hashint4(g) % 100000 AS k FROM generate_series(1, 700000) g;
-ANALYZE gs_big;
+CREATE TABLE gs_spill_big AS SELECT g AS id, hashint4(g) % 100000 AS k FROM generate_series(1, 700000) g;
+ANALYZE gs_spill_big;
 SET gpusort.inject_fault = 'cpu_alloc';
-SELECT gs_check('SELECT k, id FROM gs_big ORDER BY k');
+SELECT gs_check('SELECT k, id FROM gs_spill_big ORDER BY k');
 SELECT runs > 0 AS spilled,
        (engine ~ '^GPU' OR fallback ~ 'out of memory for the keys') AS comparators_took_over
-  FROM spill_stats('SELECT k, id FROM gs_big ORDER BY k');
+  FROM spill_stats('SELECT k, id FROM gs_spill_big ORDER BY k');
 RESET gpusort.inject_fault;
-DROP TABLE gs_big, gs_late_null;
+DROP TABLE gs_spill_big, gs_late_null;
 SET gpusort.max_memory = '1MB';
 
 SET gpusort.enabled = off;
