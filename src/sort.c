@@ -90,6 +90,7 @@ gpusort_sort_begin(TupleDesc tupdesc, const GpuSortPlanInfo *info,
 	sh->tupdesc = tupdesc;
 	sh->expected_rows = expected_rows;
 	sh->stats = stats;
+	sh->stats_cxt = oldcxt;
 	sh->ssup = palloc0(sizeof(SortSupportData) * info->numCols);
 	sh->abbrev = palloc0(sizeof(SortSupportData) * info->numCols);
 	for (int c = 0; c < info->numCols; c++)

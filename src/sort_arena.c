@@ -44,7 +44,8 @@ batch_init(SortBatch *batch, SortBatchShared *sh, MemoryContext parent)
 /*
  * Free everything the batch holds (its memory, the engine, the key
  * threads) and make it ready for the next run.  The GPU's failure stays
- * known: later batches of the sort do not try it again.
+ * known: later batches of the sort do not try it again.  Keys given up
+ * are tried again: what failed (memory, a value) may not recur.
  */
 void
 batch_reset(SortBatch *batch)
@@ -53,7 +54,6 @@ batch_reset(SortBatch *batch)
 	MemoryContext cxt = batch->cxt;
 	Size		limit = batch->limit;
 	bool		gpu_failed = batch->gpu_failed;
-	bool		comparator_sort = batch->comparator_sort;
 
 	if (batch->engine)
 		batch->engine->methods->end(batch->engine);
@@ -63,7 +63,6 @@ batch_reset(SortBatch *batch)
 	batch->cxt = cxt;
 	batch->limit = limit;
 	batch->gpu_failed = gpu_failed;
-	batch->comparator_sort = comparator_sort;
 	batch->next_block_size = ARENA_MIN_BLOCK;
 }
 

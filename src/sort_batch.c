@@ -38,9 +38,10 @@
 #define GATHER_PREFETCH		16
 
 void
-batch_add_fallback_reason(GpuSortStats *stats, const char *why)
+batch_add_fallback_reason(SortBatchShared *sh, const char *why)
 {
-	MemoryContext oldcxt = MemoryContextSwitchTo(GetMemoryChunkContext(stats));
+	GpuSortStats *stats = sh->stats;
+	MemoryContext oldcxt = MemoryContextSwitchTo(sh->stats_cxt);
 
 	if (stats->fallback == NULL)
 		stats->fallback = pstrdup(why);
@@ -86,7 +87,7 @@ batch_start_engine(SortBatch *batch)
 		if (batch->engine == NULL)
 		{
 			batch->gpu_failed = true;
-			batch_add_fallback_reason(sh->stats, why);
+			batch_add_fallback_reason(sh, why);
 		}
 	}
 	batch->engine_is_gpu = (batch->engine != NULL);
@@ -101,7 +102,7 @@ batch_start_engine(SortBatch *batch)
 void
 batch_give_up_keys(SortBatch *batch, const char *why)
 {
-	batch_add_fallback_reason(batch->sh->stats, why);
+	batch_add_fallback_reason(batch->sh, why);
 	if (batch->pool)
 		keythreads_wait_all(batch->pool);
 	if (batch->engine)
@@ -120,7 +121,7 @@ batch_engine_failed(SortBatch *batch, const char *why)
 	if (batch->engine_is_gpu)
 	{
 		batch->gpu_failed = true;
-		batch_add_fallback_reason(batch->sh->stats, why);
+		batch_add_fallback_reason(batch->sh, why);
 		batch_start_engine(batch);
 	}
 	else

@@ -74,6 +74,8 @@ typedef struct SortBatchShared
 	int			layout_version; /* bumped when the layout changes */
 	double		expected_rows;	/* the planner's estimate of the input */
 	GpuSortStats *stats;		/* what the node reports */
+	MemoryContext stats_cxt;	/* where its strings live: the caller's
+								 * memory, which outlives the sort */
 } SortBatchShared;
 
 typedef struct SortBatch
@@ -142,7 +144,7 @@ extern void batch_start_engine(SortBatch *batch);
 extern void batch_engine_failed(SortBatch *batch, const char *why);
 extern void batch_give_up_keys(SortBatch *batch, const char *why);
 extern void batch_sort(SortBatch *batch, bool keep_keys);
-extern void batch_add_fallback_reason(GpuSortStats *stats, const char *why);
+extern void batch_add_fallback_reason(SortBatchShared *sh, const char *why);
 struct Tiebreak;
 extern void batch_init_tiebreak(SortBatchShared *sh, struct Tiebreak *tb,
 								MinimalTuple *tuples);

@@ -860,9 +860,9 @@ def main():
         try:
             with open(os.path.join(args.log_dir, 'server.log'), errors='replace') as f:
                 for line in f:
-                    m = re.search(r'gpusort: \d+ records sorted by (\w+)|gpusort: sorted by PostgreSQL (tuplesort)', line)
+                    m = re.search(r'gpusort: \d+ records sorted by (GPU|CPU|PostgreSQL comparators)', line)
                     if m:
-                        k = m.group(1) or m.group(2)
+                        k = m.group(1)
                         engines[k] = engines.get(k, 0) + 1
         except OSError:
             pass

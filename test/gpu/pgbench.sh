@@ -97,11 +97,11 @@ for mode in on off; do
   gpu_oom=$(grep -ciE '(ERROR|FATAL): .*(out of memory|cuda|gpu)' "$out/server-$mode.log")
   by_gpu=$(grep -c 'gpusort: .* sorted by GPU' "$out/server-$mode.log")
   by_cpu=$(grep -c 'gpusort: .* sorted by CPU' "$out/server-$mode.log")
-  by_ts=$(grep -c 'gpusort: sorted by PostgreSQL tuplesort' "$out/server-$mode.log")
+  by_cmp=$(grep -c 'gpusort: .* sorted by PostgreSQL comparators' "$out/server-$mode.log")
   gpu_fallbacks=$(grep 'gpusort: ' "$out/server-$mode.log" | grep -c 'fallback: .*GPU')
   echo "gpusort $mode: tps ${tps[$mode]:-?}, transactions ${processed:-?}, failed ${failed:-0}," \
        "clients aborted $aborted, server errors $errors (GPU/out of memory $gpu_oom);" \
-       "sorts by GPU $by_gpu, CPU $by_cpu, tuplesort $by_ts, GPU fallbacks $gpu_fallbacks"
+       "sorts by GPU $by_gpu, CPU $by_cpu, comparators $by_cmp, GPU fallbacks $gpu_fallbacks"
   grep -E '(ERROR|FATAL|PANIC): ' "$out/server-$mode.log" | sed 's/^[^]]*] //' | sort | uniq -c | sort -rn | head -5
   grep 'gpusort: ' "$out/server-$mode.log" | grep 'fallback: ' | sed 's/.*fallback: /  fallback: /' \
     | sort | uniq -c | sort -rn | head -5

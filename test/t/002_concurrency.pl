@@ -2,7 +2,7 @@
 #
 # Six psql sessions are started together, each running a mix of big
 # ORDER BYs (int keys, text keys with comparators, DESC, a merge join, a
-# fallback to tuplesort past gpusort.max_memory) several times; every
+# sort spilling runs past gpusort.max_memory) several times; every
 # result must be the native one (digests of the whole ordered output,
 # computed beforehand with gpusort.enabled = off).  Then pgbench runs the
 # same kind of query from 4 clients, each run checked inside the server by

@@ -1,14 +1,16 @@
 # 004_memory_limit.pl: how much memory a GpuSort holds while it loads.
 #
-# gpusort.max_memory is "host memory one GpuSort may hold; beyond it the
-# sort goes to PostgreSQL's tuplesort".  A probe function in the sort's
-# input samples, every 500 rows, the size of the node's "GpuSort" memory
-# context (pg_backend_memory_contexts) plus the large blocks gpusort maps
+# gpusort.max_memory is the host memory all GpuSorts of a backend may hold
+# together; a sort whose input outgrows it writes sorted runs to temporary
+# files.  A probe function in the sort's input samples, every 500 rows, the
+# size of the sort's memory contexts ("GpuSort" and its "GpuSort ..."
+# children, pg_backend_memory_contexts) plus the large blocks gpusort maps
 # itself (gpusort_backend_memory().host_in_use) while the node is loading,
 # and keeps the peak in a custom setting.  Checked:
-#  * the probe sees the context grow on an ordinary sort (control);
+#  * the probe sees the contexts grow on an ordinary sort (control);
 #  * with gpusort.max_memory = 1MB, narrow rows (200k x ~40 bytes): the sort
-#    falls back and its context stays near the limit;
+#    spills runs and its memory stays near the limit (a batch's key chunk,
+#    128k keys, is allocated whole: a few MB at most);
 #  * with gpusort.max_memory = 1MB, wide rows (100k x ~4 kB, 400 MB in
 #    all): same (the limit is checked as the arena takes each block).
 # Results are compared with PostgreSQL's Sort in every case.
@@ -33,7 +35,7 @@ DECLARE
 BEGIN
   IF g % 500 = 0 THEN
     SELECT coalesce(sum(total_bytes), 0) + (SELECT host_in_use FROM gpusort_backend_memory())
-      INTO m FROM pg_backend_memory_contexts WHERE name = 'GpuSort';
+      INTO m FROM pg_backend_memory_contexts WHERE name LIKE 'GpuSort%';
     IF m > coalesce(nullif(current_setting('probe.peak', true), '')::bigint, 0) THEN
       PERFORM set_config('probe.peak', m::text, false);
     END IF;

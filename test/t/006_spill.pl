@@ -1,0 +1,132 @@
+# 006_spill.pl: a GpuSort that spills sorted runs to temporary files uses
+# PostgreSQL's own temporary file machinery, and leaves nothing behind.
+#
+# With gpusort.max_memory = 1MB a 300k-row sort writes tens of runs.
+# Checked:
+#  1. the result equals PostgreSQL's Sort, forward and through a SCROLL
+#     cursor read backwards;
+#  2. log_temp_files logs the runs' files, and temp_tablespaces puts them
+#     in the chosen tablespace;
+#  3. temp_file_limit stops the sort with PostgreSQL's own error, and its
+#     files are gone afterwards;
+#  4. a statement_timeout and a pg_cancel_backend() while a run is being
+#     written (delay:spill) and while runs are merged (delay:merge) cancel
+#     the query, and no temporary file stays;
+#  5. the server log has no leak or resource WARNING and no crash.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep time);
+
+use FindBin;
+use lib $FindBin::RealBin;
+use GpuSortNode;
+
+my $node = gpusort_node('spill',
+	conf => "gpusort.max_memory = '1MB'\nlog_temp_files = 0\ngpusort.gpu_min_rows = 0\n");
+big_table($node, 300000);
+my $tmpdir = $node->data_dir . '/base/pgsql_tmp';
+my $tblspc_dir = PostgreSQL::Test::Utils::tempdir();
+$node->safe_psql('postgres', "CREATE TABLESPACE gs_temp LOCATION '$tblspc_dir'");
+
+# temporary files of the default tablespace and of gs_temp
+sub temp_files
+{
+	my @files;
+	for my $dir ($tmpdir, glob("$tblspc_dir/PG_*/pgsql_tmp"))
+	{
+		next unless -d $dir;
+		opendir(my $dh, $dir) or die "opendir $dir: $!";
+		push @files, grep { !/^\.\.?$/ } readdir($dh);
+		closedir($dh);
+	}
+	return scalar @files;
+}
+
+my $query = q{SELECT md5(string_agg(k || ':' || id, ',')), count(*) FROM (SELECT k, id FROM big ORDER BY k, id) x};
+my $native = $node->safe_psql('postgres', "SET gpusort.enabled = off; $query");
+
+# 1. right results, forward and backward
+my $plan = $node->safe_psql('postgres', "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT k, id FROM big ORDER BY k, id");
+like($plan, qr/Custom Scan \(GpuSort\)/, 'the sort is a GpuSort');
+my ($runs) = $plan =~ /Runs Written: (\d+)/;
+cmp_ok($runs // 0, '>', 10, "it writes tens of runs (" . ($runs // 0) . ")");
+like($plan, qr/Merge Passes: [2-9]/, 'and merges them in several passes');
+is($node->safe_psql('postgres', $query), $native, 'spilled sort: same rows in the same order as Sort');
+my $cursor = q{BEGIN;
+DECLARE c SCROLL CURSOR FOR SELECT k, id FROM big ORDER BY k, id;
+MOVE LAST IN c;
+FETCH BACKWARD 5 IN c;
+FETCH ABSOLUTE 150000 IN c;
+FETCH RELATIVE -3 IN c;
+COMMIT;};
+is($node->safe_psql('postgres', $cursor),
+	$node->safe_psql('postgres', "SET gpusort.enabled = off; $cursor"),
+	'SCROLL cursor over the spilled sort: same rows as Sort, backwards too');
+
+# 2. log_temp_files and temp_tablespaces
+my $offset = -s $node->logfile;
+$node->safe_psql('postgres', "SET temp_tablespaces = gs_temp; $query");
+my $log = slurp_file($node->logfile, $offset);
+my $logged = () = $log =~ /temporary file: path "pg_tblspc\/\d+\/[^"]*pgsql_tmp/g;
+cmp_ok($logged, '>', 0, "log_temp_files logged the runs' files, in the temp tablespace ($logged)");
+is(temp_files(), 0, 'no temporary file after the sort');
+
+# 3. temp_file_limit
+my ($ret, $stdout, $stderr) = $node->psql('postgres', "SET temp_file_limit = '1MB'; $query");
+isnt($ret, 0, 'temp_file_limit: the query failed');
+like($stderr, qr/temporary file size exceeds temp_file_limit \(1024kB\)/,
+	'temp_file_limit: with PostgreSQL\'s own error');
+is(temp_files(), 0, 'temp_file_limit: no temporary file left');
+is($node->safe_psql('postgres', $query), $native, 'temp_file_limit: the next sort is right');
+
+# 4. cancels while writing a run and while merging
+for my $phase ('spill', 'merge')
+{
+	($ret, $stdout, $stderr) = $node->psql('postgres',
+		"SET gpusort.inject_fault = 'delay:$phase:60000'; SET statement_timeout = '2s'; $query");
+	like($stderr, qr/canceling statement due to statement timeout/,
+		"$phase: statement_timeout cancelled the sort");
+	is(temp_files(), 0, "$phase: no temporary file left after statement_timeout");
+
+	# pg_cancel_backend from another session, once the sort is held
+	$offset = -s $node->logfile;
+	my $bg = $node->background_psql('postgres', on_error_stop => 0);
+	my $pid = $bg->query_safe('SELECT pg_backend_pid()');
+	$bg->query_until(qr/started/, "SET gpusort.inject_fault = 'delay:$phase:60000';\n\\echo started\n$query;\n");
+	my $held = 0;
+	for (my $i = 0; $i < 1000 && !$held; $i++)
+	{
+		$held = slurp_file($node->logfile, $offset) =~ /injected delay of 60000 ms in the $phase phase/;
+		usleep(20_000) unless $held;
+	}
+	ok($held, "$phase: the sort is held while it $phase" . ($phase eq 'spill' ? 's' : 'es'));
+	cmp_ok(temp_files(), '>', 0, "$phase: it holds temporary files meanwhile")
+	  if $phase eq 'merge';
+	is($node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)"), 't', "$phase: pg_cancel_backend");
+	my $gone = 0;
+	for (my $i = 0; $i < 1000 && !$gone; $i++)
+	{
+		$gone = $node->safe_psql('postgres',
+			"SELECT count(*) FROM pg_stat_activity WHERE pid = $pid AND state = 'active'") eq '0';
+		usleep(20_000) unless $gone;
+	}
+	ok($gone, "$phase: the query ended");
+	is(temp_files(), 0, "$phase: no temporary file left after the cancel");
+	like($bg->{stderr}, qr/canceling statement due to user request/, "$phase: the sort was cancelled");
+	$bg->{stderr} = '';
+	is($bg->query("RESET gpusort.inject_fault; $query"), $native,
+		"$phase: the same session then sorts correctly");
+	$bg->quit;
+}
+
+# 5. the log
+$node->stop;
+$log = slurp_file($node->logfile);
+unlike($log, qr/leak|WARNING/, 'no leak or resource warning in the server log');
+unlike($log, qr/terminated by signal|was terminated by|PANIC/, 'no backend crashed');
+
+done_testing();
