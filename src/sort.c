@@ -240,13 +240,22 @@ gpusort_sort_performsort(Gpusortstate *state)
 			sort_batch(state, true);
 		held = batch_held(batch);
 		budget_hold(&state->budget, held);
+
+		/* the eighth of the budget that the batches left to the merge */
 		available = budget_available(&state->budget);
-		merge_memory = (available > held) ? available - held : 0;
-		merge_memory = Max(merge_memory, 2 * RUN_READ_BUFFER_MIN);
+		merge_memory = Max(available / 8, 2 * RUN_READ_BUFFER_MIN);
 		INSTR_TIME_SET_CURRENT(start);
 		runs_start_merge(state->runs, batch, merge_memory, state->random_access);
 		stats->merge_ms += gpusort_elapsed_ms(start);
-		budget_hold(&state->budget, batch_held(batch) + merge_memory);
+		if (state->random_access)
+		{
+			/* the merged result lies on a tape of its own: the batch can go */
+			batch_reset(batch);
+			state->batch_started = false;
+			budget_hold(&state->budget, BLCKSZ);
+		}
+		else
+			budget_hold(&state->budget, held + merge_memory);
 		stats->runs_written = runs_written(state->runs);
 		stats->merge_passes = runs_merge_passes(state->runs);
 		stats->disk_kb = runs_disk_kb(state->runs);

@@ -213,7 +213,7 @@ resolve_order(SortBatch *batch, uint32 *perm)
 	stats->refined_on_gpu |= rc.rounds_on_gpu;
 	stats->checked_pairs += rc.checked_pairs;
 	stats->repaired += rc.repaired;
-	stats->key_build_ms = keythreads_busy_ms(batch->pool);
+	stats->key_build_ms += keythreads_busy_ms(batch->pool);
 	MemoryContextDelete(refinecxt);
 }
 
