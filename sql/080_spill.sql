@@ -164,6 +164,12 @@ SELECT runs > 0 AS spilled,
        (engine ~ '^GPU' OR fallback ~ 'out of memory for the keys') AS comparators_took_over
   FROM spill_stats('SELECT k, id FROM gs_spill_big ORDER BY k');
 RESET gpusort.inject_fault;
+-- runs of more than 128K records are written by the key threads, slice
+-- by slice: fixed and generic keys
+SET gpusort.max_memory = '24MB';
+SELECT gs_check('SELECT k, id FROM gs_spill_big ORDER BY k DESC, id', 2);
+SELECT gs_check('SELECT md5(id::text) COLLATE "C" AS s, id FROM gs_spill_big ORDER BY 1');
+SELECT runs > 1 AS spilled FROM spill_stats('SELECT md5(id::text) COLLATE "C" AS s, id FROM gs_spill_big ORDER BY 1');
 DROP TABLE gs_spill_big, gs_late_null;
 SET gpusort.max_memory = '1MB';
 

@@ -42,6 +42,7 @@
 #include "utils/memutils.h"
 
 #include "faults.h"
+#include "keythreads.h"
 #include "sort_runs.h"
 #include "tiebreak.h"
 
@@ -199,6 +200,135 @@ read_exactly(LogicalTape *tape, void *ptr, size_t size)
 				 errmsg("gpusort: unexpected end of data in a temporary file")));
 }
 
+/*
+ * Writing a large run with the batch's key threads: the sorted tuples lie
+ * at random places in the arena, so serializing them one by one waits for
+ * memory at every record.  Instead, slices of SPILL_SLICE_RECORDS records
+ * are serialized into a buffer by the threads (the sizes first, then the
+ * bytes at their offsets), while the backend writes the previous slice's
+ * buffer to the tape: logtape.c is the backend's alone.
+ */
+#define SPILL_SLICE_RECORDS		((size_t) 64 * 1024)
+#define SPILL_TASK_RECORDS		((size_t) 4 * 1024)
+
+typedef struct SpillSlice
+{
+	MinimalTuple *sorted;		/* the slice's first sorted tuple */
+	const uint64 *keys;			/* and its key, or NULL */
+	int			key_words;
+	size_t		n;				/* records in the slice */
+	Size	   *offsets;		/* n + 1: each record's offset in buf */
+	char	   *buf;
+	Size		buflen;
+} SpillSlice;
+
+/* a task: the sizes of records [from, to) of a slice, in offsets[i + 1] */
+static bool
+measure_records(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+{
+	SpillSlice *sl = (SpillSlice *) arg;
+	Size		fixed = sizeof(uint32) + sl->key_words * sizeof(uint64);
+
+	for (size_t i = from; i < to; i++)
+	{
+		if (i + 16 < to)
+			gs_prefetch(sl->sorted[i + 16]);
+		sl->offsets[i + 1] = fixed + sl->sorted[i]->t_len;
+	}
+	return true;
+}
+
+/* a task: records [from, to) of a slice, serialized at their offsets */
+static bool
+serialize_records(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+{
+	SpillSlice *sl = (SpillSlice *) arg;
+	Size		key_bytes = sl->key_words * sizeof(uint64);
+
+	for (size_t i = from; i < to; i++)
+	{
+		MinimalTuple tuple = sl->sorted[i];
+		char	   *p = sl->buf + sl->offsets[i];
+		uint32		len = key_bytes + tuple->t_len;
+
+		if (i + 16 < to)
+			gs_prefetch(sl->sorted[i + 16]);
+		memcpy(p, &len, sizeof(len));
+		if (key_bytes > 0)
+			memcpy(p + sizeof(len), sl->keys + i * sl->key_words, key_bytes);
+		memcpy(p + sizeof(len) + key_bytes, tuple, tuple->t_len);
+	}
+	return true;
+}
+
+/* Serialize slice sl in the threads: sizes, offsets, then (queued) bytes. */
+static void
+start_slice(KeyThreadPool *pool, KeyTaskGroup *group, SpillSlice *sl, MemoryContext cxt)
+{
+	sl->offsets[0] = 0;
+	keythreads_parallel_for(pool, measure_records, sl, sl->n, SPILL_TASK_RECORDS);
+	for (size_t i = 0; i < sl->n; i++)
+		sl->offsets[i + 1] += sl->offsets[i];
+	if (sl->offsets[sl->n] > sl->buflen)
+	{
+		if (sl->buf)
+			pfree(sl->buf);
+		sl->buflen = Max(sl->offsets[sl->n], sl->buflen * 2);
+		sl->buf = MemoryContextAllocHuge(cxt, sl->buflen);
+	}
+	for (size_t from = 0; from < sl->n; from += SPILL_TASK_RECORDS)
+		keythreads_submit(pool, group, serialize_records, sl, from,
+						  Min(sl->n, from + SPILL_TASK_RECORDS));
+}
+
+static void
+write_batch_in_threads(SortRuns *runs, SortBatch *batch, LogicalTape *tape, int key_words)
+{
+	MemoryContext cxt = AllocSetContextCreate(batch->cxt, "GpuSort spill",
+											  ALLOCSET_DEFAULT_SIZES);
+	SpillSlice	slices[2];
+	KeyTaskGroup *groups[2];
+	size_t		next = 0;
+	int			cur = 0;
+	bool		pending = false;
+
+	for (int s = 0; s < 2; s++)
+	{
+		memset(&slices[s], 0, sizeof(SpillSlice));
+		slices[s].key_words = key_words;
+		slices[s].offsets = MemoryContextAlloc(cxt, sizeof(Size) * (SPILL_SLICE_RECORDS + 1));
+		groups[s] = keythreads_group_create(batch->pool);
+	}
+
+	/* slice cur is serialized in the threads while the backend writes the other */
+	while (next < batch->ntuples || pending)
+	{
+		SpillSlice *sl = &slices[cur];
+		SpillSlice *prev = &slices[1 - cur];
+		bool		started = false;
+
+		if (next < batch->ntuples)
+		{
+			sl->sorted = batch->sorted + next;
+			sl->keys = key_words ? batch->sorted_keys + next * key_words : NULL;
+			sl->n = Min(SPILL_SLICE_RECORDS, batch->ntuples - next);
+			start_slice(batch->pool, groups[cur], sl, cxt);
+			next += sl->n;
+			started = true;
+		}
+		if (pending)
+		{
+			keythreads_wait(batch->pool, groups[1 - cur]);
+			CHECK_FOR_INTERRUPTS();
+			LogicalTapeWrite(tape, prev->buf, prev->offsets[prev->n]);
+		}
+		pending = started;
+		cur = 1 - cur;
+	}
+	keythreads_wait_all(batch->pool);
+	MemoryContextDelete(cxt);
+}
+
 /* Write the batch's sorted tuples (and keys) as a new run. */
 void
 runs_write_batch(SortRuns *runs, SortBatch *batch)
@@ -209,15 +339,21 @@ runs_write_batch(SortRuns *runs, SortBatch *batch)
 
 	gpusort_fault_point(GPUSORT_PHASE_SPILL);
 	tape = new_tape(runs);
-	for (size_t i = 0; i < batch->ntuples; i++)
+	if (batch->pool && keythreads_count(batch->pool) > 0 &&
+		batch->ntuples >= 2 * SPILL_SLICE_RECORDS)
+		write_batch_in_threads(runs, batch, tape, key_words);
+	else
 	{
-		if (i % RECORDS_PER_INTERRUPT_CHECK == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (i + 16 < batch->ntuples)
-			gs_prefetch(batch->sorted[i + 16]);
-		write_record(tape, key_words,
-					 key_words ? batch->sorted_keys + i * key_words : NULL,
-					 batch->sorted[i]);
+		for (size_t i = 0; i < batch->ntuples; i++)
+		{
+			if (i % RECORDS_PER_INTERRUPT_CHECK == 0)
+				CHECK_FOR_INTERRUPTS();
+			if (i + 16 < batch->ntuples)
+				gs_prefetch(batch->sorted[i + 16]);
+			write_record(tape, key_words,
+						 key_words ? batch->sorted_keys + i * key_words : NULL,
+						 batch->sorted[i]);
+		}
 	}
 	run = add_run(runs);
 	run->tape = tape;
@@ -245,6 +381,8 @@ input_advance(MergeInput *in)
 	{
 		if (in->mem_pos >= in->mem_n)
 			return false;
+		if (in->mem_pos + 16 < in->mem_n)
+			gs_prefetch(in->mem_tuples[in->mem_pos + 16]);
 		in->tuple = in->mem_tuples[in->mem_pos];
 		in->key = in->mem_keys ? in->mem_keys + in->mem_pos * in->key_words : NULL;
 		in->mem_pos++;
