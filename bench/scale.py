@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""bench/scale.py: gpusort against PostgreSQL's Sort at every size (issue 18).
+"""bench/scale.py: gpusort against PostgreSQL's Sort at every size.
 
-The scaling run of issue 18's "Done when / Speed": for each row count in
+The scaling run of sorts that outgrow memory: for each row count in
 --rows and each table shape in --tables,
 
   s   s_N(k int8, f float8)    k and f pseudo-random (hashes of the row number)

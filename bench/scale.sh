@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/scale.sh: the scaling benchmark of issue 18 (bench/scale.py) on a
+# bench/scale.sh: the scaling benchmark (bench/scale.py) on a
 # throwaway server.
 #
 #   bench/scale.sh [scale.py options]
@@ -10,7 +10,7 @@
 # shared_buffers 4GB, and runs bench/scale.py, which writes scale.json,
 # scale.md and scale-chart.png under --out (default bench/out/scale).
 # Unlike bench/run.sh it sets no gpusort.max_memory: gpusort's defaults are
-# what issue 18's targets are about.  Without a GPU, pass --settings
+# what the scaling targets are about.  Without a GPU, pass --settings
 # native,cpu.  The server's directory is $BENCH_DIR (default
 # /tmp/gpusort-scale); its tables go with it.
 #
