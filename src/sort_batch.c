@@ -240,8 +240,13 @@ gather_tuple_pointers(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 			gs_prefetch(&g->tuples[g->perm[i + GATHER_PREFETCH]]);
 		g->sorted[i] = g->tuples[g->perm[i]];
 		if (g->sorted_keys)
-			memcpy(g->sorted_keys + i * words, keystore_key(g->keys, g->perm[i]),
-				   words * sizeof(uint64));
+		{
+			const uint64 *key = keystore_key(g->keys, g->perm[i]);
+
+			/* a word or four: a loop, not a call to memcpy per record */
+			for (int w = 0; w < words; w++)
+				g->sorted_keys[i * words + w] = key[w];
+		}
 	}
 	return true;
 }
