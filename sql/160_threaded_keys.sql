@@ -12,6 +12,9 @@
 --   take the key column datums from the tuples; values stored compressed or
 --   out of line, and rows missing an added column, are left to the backend.
 --
+-- * An ERROR raised while the threads still work leaves the session able
+--   to sort (error:threads).
+--
 -- Every result is compared with PostgreSQL's own Sort (gs_check), with the
 -- key threads and without them; "Key Threads" in EXPLAIN ANALYZE VERBOSE
 -- shows that the threads ran.
@@ -84,5 +87,18 @@ SELECT q, gs_check(q, k) AS result FROM (VALUES
   ('SELECT t COLLATE "C" AS t, id FROM gs_thr ORDER BY 1, 2', 2)
 ) v(q, k);
 RESET gpusort.key_threads;
+
+-- an ERROR while the key threads still work (error:threads, where the
+-- backend would wait for them): their tasks touch only the sort's memory,
+-- never the backend's unwound stack, and are told to stop as the sort's
+-- memory goes; the same session then sorts correctly.  Fixed keys encoded
+-- at the end, C text keys built at the end, libc keys built while loading.
+SET gpusort.inject_fault = 'error:threads';
+SELECT count(*) FROM (SELECT f, k, id FROM gs_thr ORDER BY f, k) x;
+SELECT count(*) FROM (SELECT s COLLATE "C" AS s, id FROM gs_thr ORDER BY 1) x;
+SELECT count(*) FROM (SELECT s, id FROM gs_thr ORDER BY s) x;
+RESET gpusort.inject_fault;
+SELECT gs_check('SELECT f, k, id FROM gs_thr ORDER BY f, k', 2);
+SELECT gs_check('SELECT s, id FROM gs_thr ORDER BY s');
 
 DROP TABLE gs_thr;

@@ -13,9 +13,10 @@
  * Two engines implement it: the CPU engine (engine_cpu.c, a radix sort) and
  * the GPU engine (engine_gpu.c, over cuda/).  An engine never throws an
  * error for its own failures (a device error, no memory on the device): it
- * returns false with a reason, and the caller moves on to the next engine
- * or to PostgreSQL's tuplesort.  Failures of PostgreSQL itself (out of
- * memory in palloc, a cancel) are ordinary ereports.
+ * returns false with a reason, and the caller (sort_batch.c) moves on to
+ * the next engine, or to ordering the batch with PostgreSQL's comparators.
+ * Failures of PostgreSQL itself (out of memory in palloc, a cancel) are
+ * ordinary ereports.
  *
  *-------------------------------------------------------------------------
  */

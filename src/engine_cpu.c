@@ -5,9 +5,10 @@
  *	  radix sort of cpu_radix.c.
  *
  * It serves when gpusort.engine = cpu, when no GPU is usable, and as the
- * fallback when the GPU engine fails.  All its memory is palloc'd in the
- * sort's memory context, so the node's memory accounting sees it and an
- * error or cancel frees it with the query.
+ * fallback when the GPU engine fails.  All its memory belongs to the
+ * batch's memory context (palloc'd, or large blocks of hostmem.c), so the
+ * sort's memory measure sees it and an error or cancel frees it with the
+ * query.
  *
  *-------------------------------------------------------------------------
  */

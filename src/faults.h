@@ -26,7 +26,8 @@
  *	'gpu_d2h'			sticky error: this backend uses no GPU again)
  *	'gpu_lost'
  *
- * PHASE is load, encode, sort, resolve, spill, merge or emit.
+ * PHASE is load, encode, threads (the backend waits for key threads that
+ * still work), sort, resolve, spill, merge or emit.
  *
  *-------------------------------------------------------------------------
  */
@@ -39,6 +40,7 @@ typedef enum GpuSortPhase
 {
 	GPUSORT_PHASE_LOAD,			/* reading the child's tuples */
 	GPUSORT_PHASE_ENCODE,		/* building normalized keys */
+	GPUSORT_PHASE_KEY_THREADS,	/* waiting for key threads that still work */
 	GPUSORT_PHASE_SORT,			/* the engine's sort */
 	GPUSORT_PHASE_RESOLVE,		/* refinement, comparator pass, verification */
 	GPUSORT_PHASE_SPILL,		/* writing a sorted run to a temporary file */

@@ -87,7 +87,7 @@ typedef struct GpuSortStats
 	int			sorts;			/* times the node sorted (rescans re-sort) */
 	char		engine[80];		/* "CPU", "GPU: <name>", "PostgreSQL comparators" */
 	char		algorithm[40];	/* the engine's algorithm */
-	char	   *fallback;		/* why not the GPU / why tuplesort, or NULL */
+	char	   *fallback;		/* why not the GPU / why comparators, or NULL */
 	int			key_words;
 	bool		exact;			/* keys decide the order alone */
 	int64		records;

@@ -21,8 +21,9 @@
  * NULLs cost a byte per column, so on the fixed path a column gets its NULL
  * byte only once a NULL has been seen in it: key_encode_slot() reports the
  * first NULL of a column whose layout has no NULL byte, and the caller
- * places the layout again and re-encodes (nodeGpuSort.c).  A table without NULLs in an int8
- * column thus sorts 8-byte keys, not 16-byte ones.
+ * places the layout again and re-encodes the batch (sort_encode.c).  A
+ * table without NULLs in an int8 column thus sorts 8-byte keys, not
+ * 16-byte ones.
  *
  *-------------------------------------------------------------------------
  */

@@ -24,8 +24,8 @@
  *	- the *fixed* path (keys.c): every encoded column has a fixed width and
  *	  the whole key fits the prefix; keys are built straight from the slot
  *	  with shifts, the fastest path, for integer, float, date, uuid ... keys;
- *	- the *generic* path (keys_build.c): any other layout; the executor
- *	  keeps each record's key column datums (KeyInputs) and a builder that
+ *	- the *generic* path (keys_build.c): any other layout; the sort
+ *	  (sort_encode.c) keeps each record's key column datums (KeyInputs) and a builder that
  *	  never calls into PostgreSQL turns them into any window of the full
  *	  key, in the backend or in key-building threads (keythreads.c).
  *

@@ -282,6 +282,7 @@ encode_generic(SortBatch *batch, bool final)
 			if (!final && (chunk_end % chunk_records != 0 ||
 						   !keythreads_group_done(batch->pool, &batch->chunk_tasks[chunkno])))
 				break;
+			gpusort_fault_point(GPUSORT_PHASE_KEY_THREADS);
 			keythreads_wait(batch->pool, &batch->chunk_tasks[chunkno]);
 			if (keythreads_failure(batch->pool))
 			{
@@ -421,6 +422,7 @@ encode_fixed_in_threads(SortBatch *batch)
 		}
 		if (restarted)
 			continue;
+		gpusort_fault_point(GPUSORT_PHASE_KEY_THREADS);
 		keythreads_wait(batch->pool, group);
 		if (keythreads_failure(batch->pool))
 		{
