@@ -117,7 +117,7 @@ _PG_init(void)
 							"A sort whose input outgrows what is left to it writes "
 							"sorted runs to temporary files and merges them.",
 							&gpusort_max_memory_kb,
-							2 * 1024 * 1024, 1024, MAX_KILOBYTES,
+							2 * 1024 * 1024, 64, MAX_KILOBYTES,
 							PGC_SUSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
 

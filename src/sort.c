@@ -43,6 +43,9 @@
 /* how many tuples ahead of the read position emitting prefetches */
 #define EMIT_PREFETCH		16
 
+/* tuples between checks of the batch's memory against its limit */
+#define MEMORY_CHECK_TUPLES	64
+
 /* bytes a record takes at the least (tuple, pointers, key, order) */
 #define MIN_RECORD_BYTES	64
 
@@ -62,6 +65,7 @@ struct Gpusortstate
 	SortBatch	batch;
 	bool		batch_started;	/* the batch has its limit and engine */
 	size_t		last_batch_records;
+	int64		tuples_put;		/* over all batches */
 	SortRuns   *runs;			/* NULL until a run is written */
 	BudgetShare budget;
 
@@ -204,14 +208,15 @@ gpusort_sort_puttupleslot(Gpusortstate *state, TupleTableSlot *slot)
 		if (!batch_store(batch, slot))
 			elog(ERROR, "gpusort: an empty batch refused a tuple");
 	}
-	if (batch->ntuples % ENCODE_BATCH == 0)
-	{
+	if (++state->tuples_put % ENCODE_BATCH == 0)
 		gpusort_fault_point(GPUSORT_PHASE_LOAD);
-		if (batch_memory(batch, batch->ntuples, 0) > batch->limit)
-			spill_batch(state);
-		else
-			batch_encode(batch, false);
-	}
+
+	/* what the tuples need beside the arena grows with each: check often */
+	if (batch->ntuples % MEMORY_CHECK_TUPLES == 0 &&
+		batch_memory(batch, batch->ntuples, 0) > batch->limit)
+		spill_batch(state);
+	else if (batch->ntuples % ENCODE_BATCH == 0)
+		batch_encode(batch, false);
 }
 
 void

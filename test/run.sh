@@ -20,6 +20,10 @@
 #   GPUSORT_FUZZ_MINUTES length of that round (default 1.25: a fixed seed and a
 #                     random one, printed in the log, 45 s each)
 #   GPUSORT_EXTRA_CONF lines added to the regression server's configuration
+#   GPUSORT_SPILL     1 to give every sort a budget so small that it spills
+#                     (gpusort.max_memory = 64kB) in the regression suite, the
+#                     TAP tests and the fuzzing round; results with other
+#                     EXPLAIN figures are expected/*_1.out
 #   GPUSORT_LOG_DIR   where to keep the regression server's log
 set -euo pipefail
 
@@ -28,6 +32,8 @@ PG_CONFIG=${PG_CONFIG:-pg_config}
 bindir=$("$PG_CONFIG" --bindir)
 pgxsdir=$(cd "$(dirname "$("$PG_CONFIG" --pgxs)")/../.." && pwd)
 engine=${GPUSORT_ENGINE:-cpu}
+spill_conf=
+[ "${GPUSORT_SPILL:-0}" = 1 ] && spill_conf="gpusort.max_memory = '64kB'"
 make_args=(PG_CONFIG="$PG_CONFIG")
 [ -n "${USE_CUDA:-}" ] && make_args+=(USE_CUDA="$USE_CUDA")
 
@@ -58,6 +64,7 @@ max_parallel_workers_per_gather = 0
 jit = off
 lc_messages = 'C'
 ${GPUSORT_EXTRA_CONF:-}
+$spill_conf
 CONF
 
 # the suite's text results assume the en_US.UTF-8 collation (CI installs it)
@@ -71,7 +78,7 @@ else
 fi
 
 tests=${GPUSORT_TESTS:-$(cd "$root/sql" && ls [0-9]*.sql | sed 's/\.sql$//' | tr '\n' ' ')}
-echo "== pg_regress (engine = $engine): $tests"
+echo "== pg_regress (engine = $engine${spill_conf:+, $spill_conf}): $tests"
 status=0
 (cd "$work" && "${runas[@]}" env "${locale_env[@]}" "$pgxsdir/src/test/regress/pg_regress" \
     --inputdir="$work" --outputdir="$work" --bindir="$bindir" \
@@ -95,7 +102,7 @@ if [ "${GPUSORT_SKIP_TAP:-0}" != 1 ]; then
   (cd "$work/test" && "${runas[@]}" env PATH="$bindir:$PATH" \
       PERL5LIB="$pgxsdir/src/test/perl${PERL5LIB:+:$PERL5LIB}" TESTDIR="$work/test" \
       PG_REGRESS="$pgxsdir/src/test/regress/pg_regress" \
-      GPUSORT_ENGINE="$engine" \
+      GPUSORT_ENGINE="$engine" GPUSORT_TAP_CONF="$spill_conf" \
       prove -v t/*.pl) || { echo "TAP tests failed"; exit 1; }
 fi
 
@@ -106,6 +113,7 @@ if [ "${GPUSORT_SKIP_FUZZ:-0}" != 1 ]; then
   [ ${#runas[@]} -gt 0 ] && chown "$user" "$work/fuzz"
   python3 "$root/test/fuzz/fuzz.py" --pg-config "$PG_CONFIG" --engine "$engine" \
       --seed 1 --seed random --minutes "${GPUSORT_FUZZ_MINUTES:-1.25}" \
+      ${spill_conf:+--extra-conf "$spill_conf"} \
       --log-dir "$work/fuzz" ${user:+--user "$user"} || {
     rm -rf "$root/test/fuzz/out" && cp -r "$work/fuzz" "$root/test/fuzz/out" 2>/dev/null || true
     echo "fuzz failed (repro scripts in test/fuzz/out/)"; exit 1; }

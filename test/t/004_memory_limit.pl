@@ -68,7 +68,7 @@ my $wide = q{SELECT sum(length(pad)), md5(string_agg(g::text, ',')) FROM
   (SELECT probe(g) AS g, repeat(md5(g::text), 120) AS pad FROM generate_series(1, 100000) g ORDER BY hashint4(g), g) s};
 
 # control: without a tight limit the context grows with the input
-my ($result, $native, $peak_kb, $plan) = probe_sort('SET gpusort.enabled = on', $narrow);
+my ($result, $native, $peak_kb, $plan) = probe_sort(q{SET gpusort.enabled = on; SET gpusort.max_memory = '2GB'}, $narrow);
 like($plan, qr/Custom Scan \(GpuSort\)/, 'narrow rows: GpuSort');
 is($result, $native, 'narrow rows: native result');
 cmp_ok($peak_kb, '>', 4096, "narrow rows, default limit: the probe saw the context grow ($peak_kb kB)");

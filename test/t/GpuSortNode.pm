@@ -3,7 +3,8 @@
 # gpusort_node(NAME, preload => 0|1, conf => 'more lines') initializes and
 # starts a PostgreSQL::Test::Cluster with gpusort preloaded (unless
 # preload => 0), GpuSort for every sort (gpusort.min_rows = 0) on the engine
-# given in $ENV{GPUSORT_ENGINE} (default cpu), serial plans and no JIT.
+# given in $ENV{GPUSORT_ENGINE} (default cpu), serial plans and no JIT,
+# and the lines of $ENV{GPUSORT_TAP_CONF} (test/run.sh's GPUSORT_SPILL).
 # big_table(NODE, ROWS) creates the table big(id, k, s, f) the tests sort.
 package GpuSortNode;
 
@@ -33,6 +34,7 @@ sub gpusort_node
 		  . "gpusort.min_rows = 0\n"
 		  . "max_parallel_workers_per_gather = 0\n"
 		  . "jit = off\n"
+		  . ($ENV{GPUSORT_TAP_CONF} // '') . "\n"
 		  . ($opt{conf} // ''));
 	$node->start;
 	return $node;
