@@ -13,6 +13,10 @@
  *
  *		uint32 length | normalized key (key_words words) | MinimalTuple
  *
+ * where, as tuplesort.c writes them, the tuple goes without its length and
+ * padding (the first MINIMAL_TUPLE_DATA_OFFSET bytes), which the reader
+ * puts back; the length counts the key and the rest of the tuple.
+ *
  * The key is the one the engine sorted (sort_batch.c keeps it beside each
  * sorted tuple), so that the merge compares keys first and calls
  * PostgreSQL's comparators only where two inexact keys are equal.  Keys of
@@ -36,6 +40,7 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "commands/tablespace.h"
 #include "miscadmin.h"
 #include "utils/logtape.h"
@@ -180,15 +185,19 @@ add_run(SortRuns *runs)
 	return &runs->tapes[runs->ntapes++];
 }
 
+/* bytes of a tuple on a run's tape: without its length and padding */
+#define TAPE_TUPLE_BYTES(tuple)	((tuple)->t_len - MINIMAL_TUPLE_DATA_OFFSET)
+#define TAPE_TUPLE_DATA(tuple)	((char *) (tuple) + MINIMAL_TUPLE_DATA_OFFSET)
+
 static void
 write_record(LogicalTape *tape, int key_words, const uint64 *key, MinimalTuple tuple)
 {
-	uint32		len = key_words * sizeof(uint64) + tuple->t_len;
+	uint32		len = key_words * sizeof(uint64) + TAPE_TUPLE_BYTES(tuple);
 
 	LogicalTapeWrite(tape, &len, sizeof(len));
 	if (key_words > 0)
 		LogicalTapeWrite(tape, (void *) key, key_words * sizeof(uint64));
-	LogicalTapeWrite(tape, tuple, tuple->t_len);
+	LogicalTapeWrite(tape, TAPE_TUPLE_DATA(tuple), TAPE_TUPLE_BYTES(tuple));
 }
 
 static void
@@ -233,7 +242,7 @@ measure_records(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 	{
 		if (i + 16 < to)
 			gs_prefetch(sl->sorted[i + 16]);
-		sl->offsets[i + 1] = fixed + sl->sorted[i]->t_len;
+		sl->offsets[i + 1] = fixed + TAPE_TUPLE_BYTES(sl->sorted[i]);
 	}
 	return true;
 }
@@ -249,14 +258,14 @@ serialize_records(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 	{
 		MinimalTuple tuple = sl->sorted[i];
 		char	   *p = sl->buf + sl->offsets[i];
-		uint32		len = key_bytes + tuple->t_len;
+		uint32		len = key_bytes + TAPE_TUPLE_BYTES(tuple);
 
 		if (i + 16 < to)
 			gs_prefetch(sl->sorted[i + 16]);
 		memcpy(p, &len, sizeof(len));
 		if (key_bytes > 0)
 			memcpy(p + sizeof(len), sl->keys + i * sl->key_words, key_bytes);
-		memcpy(p + sizeof(len) + key_bytes, tuple, tuple->t_len);
+		memcpy(p + sizeof(len) + key_bytes, TAPE_TUPLE_DATA(tuple), TAPE_TUPLE_BYTES(tuple));
 	}
 	return true;
 }
@@ -376,6 +385,7 @@ static bool
 input_advance(MergeInput *in)
 {
 	uint32		len;
+	Size		key_bytes;
 
 	if (in->tape == NULL)
 	{
@@ -391,18 +401,22 @@ input_advance(MergeInput *in)
 	if (in->remaining == 0)
 		return false;
 	read_exactly(in->tape, &len, sizeof(len));
-	if (len > in->buflen)
+	if (len + MINIMAL_TUPLE_DATA_OFFSET > in->buflen)
 	{
-		Size		newlen = Max(len, Max(in->buflen * 2, 1024));
+		Size		newlen = Max(len + MINIMAL_TUPLE_DATA_OFFSET, Max(in->buflen * 2, 1024));
 
 		if (in->buf)
 			pfree(in->buf);
 		in->buf = MemoryContextAlloc(in->cxt, newlen);
 		in->buflen = newlen;
 	}
-	read_exactly(in->tape, in->buf, len);
+	key_bytes = in->key_words * sizeof(uint64);
+	if (key_bytes > 0)
+		read_exactly(in->tape, in->buf, key_bytes);
 	in->key = (const uint64 *) in->buf;
-	in->tuple = (MinimalTuple) (in->buf + in->key_words * sizeof(uint64));
+	in->tuple = (MinimalTuple) (in->buf + key_bytes);
+	read_exactly(in->tape, TAPE_TUPLE_DATA(in->tuple), len - key_bytes);
+	in->tuple->t_len = len - key_bytes + MINIMAL_TUPLE_DATA_OFFSET;
 	in->remaining--;
 	return true;
 }
