@@ -145,9 +145,14 @@ def server_facts():
         smi = subprocess.run(["nvidia-smi", "--query-gpu=name,memory.total", "--format=csv,noheader"],
                              capture_output=True, text=True)
         facts["gpus"] = smi.stdout.strip()
-    git = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)),
-                          "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    facts["commit"] = git.stdout.strip()
+    # a copy of the tree (the GPU host's) may carry a stale .git: say so
+    here = os.path.dirname(os.path.abspath(__file__))
+    git = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"],
+                         capture_output=True, text=True)
+    dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True)
+    facts["commit"] = os.environ.get("GPUSORT_COMMIT") or (
+        git.stdout.strip() + (" with changes" if dirty.stdout.strip() else ""))
     facts["date"] = time.strftime("%Y-%m-%d %H:%M:%S")
     return facts
 
