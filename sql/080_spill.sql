@@ -8,7 +8,8 @@
 --   sends a sort to PostgreSQL's tuplesort;
 -- * over spilled runs: results of plain sorts, text sorts, a Merge Join
 --   (mark and restore on the merged result), a nested loop that rescans
---   the sort (no random access: it sorts again), a correlated subquery,
+--   the sort (rewinding the merged result), a correlated subquery (sorting
+--   again for each outer row),
 --   and a SCROLL cursor (backward over the merged result), all compared
 --   with PostgreSQL's Sort;
 -- * keys that change between runs (a NULL first seen in a late run),
@@ -63,8 +64,9 @@ SELECT * FROM analyze_lines('SELECT a.k, a.id AS aid, b.id AS bid FROM gs_fb a J
 RESET enable_hashjoin;
 RESET enable_nestloop;
 
--- a nested loop rescans a spilled sort; merged on the fly, without
--- random access, it cannot rewind, so it sorts again (Sorts: 3)
+-- a nested loop rescans a spilled sort without parameters: as the plan
+-- may rewind it, its runs are merged onto a tape that it reads again, and
+-- it sorts once (Sorts does not show)
 SET enable_hashjoin = off;
 SET enable_mergejoin = off;
 SET enable_material = off;

@@ -9,7 +9,8 @@
  * returns tuples in order.  It supports rescan (rewinding when its input's
  * parameters have not changed and the sort can rewind; sorting again
  * otherwise), backward scan and mark/restore, so it can stand wherever a
- * Sort stood.  The sort's tuples are returned as they lie, without a copy:
+ * Sort stood; like Sort, it asks its sort for a result it can read again
+ * when the plan may rewind it.  The sort's tuples are returned as they lie, without a copy:
  * the node's slot is a MinimalTuple slot that does not own them.
  *
  *-------------------------------------------------------------------------
@@ -30,7 +31,7 @@ typedef struct GpuSortState
 	CustomScanState css;
 
 	GpuSortPlanInfo info;
-	bool		random_access;	/* backward scan or mark/restore wanted */
+	bool		random_access;	/* rewind, backward scan or mark/restore */
 	Gpusortstate *sort;			/* the sort, once the first fetch began it */
 	bool		sort_done;
 	GpuSortStats stats;
@@ -100,7 +101,13 @@ gpusort_begin(CustomScanState *node, EState *estate, int eflags)
 	node->ss.ps.resultopsfixed = true;
 	node->ss.ps.resultopsset = true;
 
-	st->random_access = (eflags & (EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0;
+	/*
+	 * As for Sort: a plan that will rewind us (REWIND), scan us backward or
+	 * mark and restore wants a result it can read again.  In memory any
+	 * result can; a spilled one is then merged onto a tape of its own.
+	 */
+	st->random_access = (eflags & (EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD |
+								   EXEC_FLAG_MARK)) != 0;
 
 	/* like Sort, we materialize: the child needs no rewind or backward scan */
 	outerPlanState(st) = ExecInitNode(outerPlan(cscan), estate,
