@@ -44,6 +44,16 @@
 #define RUN_ORDINAL_BYTES		4
 #define REFINE_WINDOW_BYTES		(REFINE_KEY_BYTES - RUN_ORDINAL_BYTES)
 #define MAX_REFINE_ROUNDS		16
+
+/*
+ * libc builds each round's window by transforming the whole string again
+ * (strxfrm has no offset), so a round costs what the first did: long
+ * strings that share long prefixes would pay a transform per 28 bytes of
+ * prefix, several times what the comparators' n log n strcoll calls cost
+ * them.  Past this many rounds such runs go to the comparators, as
+ * tuplesort would sort them.
+ */
+#define MAX_LIBC_REFINE_ROUNDS	3
 #define REFINE_GPU_MIN_RECORDS	65536
 
 /*
@@ -291,7 +301,7 @@ gpusort_refine(RefineContext *rc, const SortEngine *sorted, uint32 *perm, size_t
 		size_t		j;
 
 		CHECK_FOR_INTERRUPTS();
-		if (rc->rounds == MAX_REFINE_ROUNDS)
+		if (rc->rounds == (rc->layout->verify ? MAX_LIBC_REFINE_ROUNDS : MAX_REFINE_ROUNDS))
 		{
 			/* keys this long are left to the comparators, from column 0 */
 			for (size_t r = 0; r < pending.n; r++)

@@ -128,20 +128,31 @@ gpusort_sort_begin(TupleDesc tupdesc, const GpuSortPlanInfo *info,
 }
 
 /*
- * Start a batch: its limit (what the budget leaves this sort, less the
- * merge's share once runs exist), its keys and its engine.
+ * What the batch may hold now: what the backend's other sorts leave of the
+ * budget, less the merge's share once runs exist.  It is taken again as
+ * the batch grows, so that a sort that starts while another still loads
+ * (a sort in a subplan of the other's input) finds the other's memory as
+ * it is, not as it may become.
  */
+static Size
+batch_limit(Gpusortstate *state)
+{
+	Size		limit = budget_available(&state->budget);
+
+	if (state->runs)
+		limit -= limit / 8;
+	return limit;
+}
+
+/* Start a batch: its limit, its keys and its engine. */
 static void
 start_batch(Gpusortstate *state)
 {
 	SortBatch  *batch = &state->batch;
 	Size		limit;
 
-	limit = budget_available(&state->budget);
-	if (state->runs)
-		limit -= limit / 8;
+	limit = batch_limit(state);
 	batch->limit = limit;
-	budget_hold(&state->budget, limit);
 
 	if (state->last_batch_records > 0)
 		batch->expected_records = state->last_batch_records;
@@ -211,11 +222,23 @@ gpusort_sort_puttupleslot(Gpusortstate *state, TupleTableSlot *slot)
 	if (++state->tuples_put % ENCODE_BATCH == 0)
 		gpusort_fault_point(GPUSORT_PHASE_LOAD);
 
-	/* what the tuples need beside the arena grows with each: check often */
-	if (batch->ntuples % MEMORY_CHECK_TUPLES == 0 &&
-		batch_memory(batch, batch->ntuples, 0) > batch->limit)
-		spill_batch(state);
-	else if (batch->ntuples % ENCODE_BATCH == 0)
+	/*
+	 * What the tuples need beside the arena grows with each: check often,
+	 * and tell the budget what the batch holds.
+	 */
+	if (batch->ntuples % MEMORY_CHECK_TUPLES == 0)
+	{
+		Size		held = batch_memory(batch, batch->ntuples, 0);
+
+		budget_hold(&state->budget, held);
+		batch->limit = batch_limit(state);
+		if (held > batch->limit)
+		{
+			spill_batch(state);
+			return;
+		}
+	}
+	if (batch->ntuples % ENCODE_BATCH == 0)
 		batch_encode(batch, false);
 }
 

@@ -7,8 +7,8 @@
  * PostgreSQL's Sort takes work_mem for each sort node, so a plan with five
  * sorts may hold five times work_mem.  GpuSort instead keeps one budget per
  * backend: each sort registers what it holds (its batch of tuples, keys and
- * workspace, its merge buffers), and a sort that starts a batch may take
- * what the others leave of the budget.  When the others hold it all, a sort
+ * workspace, as it grows; its merge buffers), and a sort's batch may grow to
+ * what the others leave of the budget at that moment.  When the others hold it all, a sort
  * still gets BUDGET_SORT_MINIMUM (or the budget, if smaller) and spills in
  * runs of that size, so that it finishes rather than fail; so the budget
  * can be passed by at most that much per sort that runs at the same time.
