@@ -90,8 +90,6 @@ gpusort_sort_begin(TupleDesc tupdesc, const GpuSortPlanInfo *info,
 	state->pos = state->markpos = -1;
 	budget_join(&state->budget, cxt);
 
-	sh->info = info;
-	sh->tupdesc = tupdesc;
 	sh->expected_rows = expected_rows;
 	sh->stats = stats;
 	sh->stats_cxt = oldcxt;
@@ -322,13 +320,7 @@ gpusort_sort_gettupleslot(Gpusortstate *state, bool forward, TupleTableSlot *slo
 		int64		n = (int64) batch->ntuples;
 
 		Assert(state->status == SORT_IN_MEMORY);
-		/* pos stays within [-1, n]: one step past either end */
-		if (forward)
-			state->pos = Min(state->pos + 1, n);
-		else
-			state->pos = Max(state->pos - 1, (int64) -1);
-
-		if (state->pos >= 0 && state->pos < n)
+		if (sort_step_position(&state->pos, n, forward))
 		{
 			int64		ahead = state->pos + (forward ? EMIT_PREFETCH : -EMIT_PREFETCH);
 

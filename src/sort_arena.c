@@ -205,10 +205,7 @@ batch_store(SortBatch *batch, TupleTableSlot *slot)
 
 	if (batch->ntuples >= BATCH_MAX_RECORDS ||
 		(batch->ntuples == batch->maxtuples && !grow_tuple_array(batch)))
-	{
-		batch->full = true;
 		return false;
-	}
 
 	if (TTS_IS_BUFFERTUPLE(slot) || TTS_IS_HEAPTUPLE(slot))
 	{
@@ -262,10 +259,7 @@ batch_store(SortBatch *batch, TupleTableSlot *slot)
 			pfree(mtup);
 	}
 	if (copy == NULL)
-	{
-		batch->full = true;
 		return false;
-	}
 	batch->tuples[batch->ntuples++] = copy;
 	return true;
 }

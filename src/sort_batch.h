@@ -55,6 +55,21 @@
 
 typedef struct ChunkBuild ChunkBuild;
 
+/*
+ * Step a read position over n results in the direction given; it stays
+ * within [-1, n], one step past either end, as tuplesort's does.  True if
+ * it points at a result.
+ */
+static inline bool
+sort_step_position(int64 *pos, int64 n, bool forward)
+{
+	if (forward)
+		*pos = Min(*pos + 1, n);
+	else
+		*pos = Max(*pos - 1, (int64) -1);
+	return *pos >= 0 && *pos < n;
+}
+
 #if defined(__GNUC__) || defined(__clang__)
 #define gs_prefetch(p)	__builtin_prefetch(p)
 #else
@@ -64,8 +79,6 @@ typedef struct ChunkBuild ChunkBuild;
 /* What stays the same for every batch of one sort. */
 typedef struct SortBatchShared
 {
-	const GpuSortPlanInfo *info;
-	TupleDesc	tupdesc;
 	SortSupport ssup;			/* comparators, one per ORDER BY column */
 	SortSupport abbrev;			/* the same, abbreviating where possible */
 	TupleTableSlot *work_slot;	/* MinimalTuple slot to deform tuples */
@@ -95,7 +108,6 @@ typedef struct SortBatch
 	Size		block_left;
 	Size		next_block_size;
 	Size		arena_bytes;
-	bool		full;			/* the last store hit the limit or memory */
 
 	/* keys and the engine that sorts them */
 	SortEngine *engine;

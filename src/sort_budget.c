@@ -75,9 +75,3 @@ budget_available(BudgetShare *share)
 
 	return Max(left, Min(total, BUDGET_SORT_MINIMUM));
 }
-
-Size
-budget_in_use(void)
-{
-	return backend_in_use;
-}

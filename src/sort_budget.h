@@ -22,7 +22,6 @@ extern void budget_join(BudgetShare *share, MemoryContext owner);
 extern void budget_hold(BudgetShare *share, Size bytes);
 extern Size budget_available(BudgetShare *share);
 extern Size budget_total(void);
-extern Size budget_in_use(void);
 
 /* what a sort may always hold, whatever the others hold */
 #define BUDGET_SORT_MINIMUM		((Size) 1024 * 1024)

@@ -743,12 +743,7 @@ runs_next(SortRuns *runs, bool forward)
 		return in ? in->tuple : NULL;
 	}
 
-	/* pos stays within [-1, n]: one step past either end */
-	if (forward)
-		runs->pos = Min(runs->pos + 1, runs->result_n);
-	else
-		runs->pos = Max(runs->pos - 1, -1);
-	if (runs->pos < 0 || runs->pos >= runs->result_n)
+	if (!sort_step_position(&runs->pos, runs->result_n, forward))
 		return NULL;
 	return result_read(runs, runs->pos);
 }
