@@ -40,10 +40,17 @@
 
 using namespace gs;
 
-/* per-process CUDA state, set up by the first gscuda_init() */
-static int	cuda_init_state = 0;	/* 0 untried, 1 ready, -1 failed */
-static char cuda_init_error[256];
-static char cuda_device_name[256];
+/*
+ * Per-process CUDA state.  The GPU service opens each device it is allowed
+ * with gscuda_init() and points each sort's calls at its device with
+ * gscuda_select_device(); the process is single-threaded, so "the current
+ * device" is one variable.
+ */
+#define GSCUDA_MAX_DEVICES 16
+static int	cuda_init_state = 0;	/* 1: some device is ready */
+static int	device_state[GSCUDA_MAX_DEVICES];	/* 0 untried, 1 ready, -1 failed */
+static char device_error[GSCUDA_MAX_DEVICES][256];
+static char device_name[GSCUDA_MAX_DEVICES][256];
 static int	cuda_device = 0;
 static int	cuda_device_count_cached = -2;	/* -2: not asked yet */
 static char cuda_count_error[256];
@@ -790,7 +797,7 @@ init_cuda(int device)
 				 prop.name, prop.major, prop.minor);
 		fail(buf);
 	}
-	snprintf(cuda_device_name, sizeof(cuda_device_name), "%s", prop.name);
+	snprintf(device_name[device], sizeof(device_name[device]), "%s", prop.name);
 	cuda_device = device;
 }
 
@@ -800,32 +807,38 @@ gscuda_init(int device, char *name, size_t namelen, size_t *free_bytes,
 {
 	try
 	{
-		if (cuda_init_state == 0)
+		if (device < 0 || device >= GSCUDA_MAX_DEVICES)
+			fail("device number out of range");
+		if (device_state[device] == 0)
 		{
 			try
 			{
 				init_cuda(device);
+				device_state[device] = 1;
 				cuda_init_state = 1;
 			}
 			catch (const GsError &e)
 			{
-				snprintf(cuda_init_error, sizeof(cuda_init_error), "%s", e.message.c_str());
-				cuda_init_state = -1;
+				snprintf(device_error[device], sizeof(device_error[device]), "%s",
+						 e.message.c_str());
+				device_state[device] = -1;
 			}
 		}
-		if (cuda_init_state < 0)
+		if (device_state[device] < 0)
 		{
-			set_error(errbuf, errlen, cuda_init_error);
+			set_error(errbuf, errlen, device_error[device]);
 			return 1;
 		}
 		if (name && namelen > 0)
-			set_error(name, namelen, cuda_device_name);
+			set_error(name, namelen, device_name[device]);
 		if (free_bytes || total_bytes)
 		{
 			size_t		f = 0,
 						t = 0;
 
+			GS_CHECK(cudaSetDevice(device));
 			GS_CHECK(cudaMemGetInfo(&f, &t));
+			GS_CHECK(cudaSetDevice(cuda_device));
 			if (free_bytes)
 				*free_bytes = f;
 			if (total_bytes)
@@ -842,6 +855,38 @@ gscuda_init(int device, char *name, size_t namelen, size_t *free_bytes,
 		set_error(errbuf, errlen, "unexpected error in gscuda_init");
 	}
 	return 1;
+}
+
+GS_EXPORT int
+gscuda_select_device(int device)
+{
+	if (device < 0 || device >= GSCUDA_MAX_DEVICES || device_state[device] != 1)
+		return 1;
+	if (device != cuda_device && cudaSetDevice(device) != cudaSuccess)
+	{
+		(void) cudaGetLastError();
+		return 1;
+	}
+	cuda_device = device;
+	return 0;
+}
+
+GS_EXPORT size_t
+gscuda_sort_bytes(int key_words, GsCudaAlgorithm algorithm, size_t nrecords)
+{
+	GsCudaSort	probe;
+
+	probe.key_words = key_words < 1 ? 1 : (key_words > GSCUDA_MAX_KEY_WORDS ?
+										   GSCUDA_MAX_KEY_WORDS : key_words);
+	probe.algorithm = resolve_algorithm(algorithm, probe.key_words);
+	return nrecords * resident_bytes_per_record(&probe) + finish_bytes(&probe, nrecords);
+}
+
+GS_EXPORT void
+gscuda_sort_set_mem_limit(GsCudaSort *sort, size_t mem_limit)
+{
+	if (sort)
+		sort->mem.limit = mem_limit;
 }
 
 GS_EXPORT int
@@ -904,8 +949,8 @@ gscuda_sort_begin(int key_words, size_t chunk_records, size_t expected_records,
 			fail("CUDA initialization (injected fault)", cudaErrorInitializationError);
 		if (cuda_init_state == 0 && gscuda_init(0, nullptr, 0, nullptr, nullptr, errbuf, errlen) != 0)
 			return nullptr;
-		if (cuda_init_state < 0)
-			fail(cuda_init_error);
+		if (device_state[cuda_device] != 1)
+			fail(device_error[cuda_device]);
 		if (key_words < 1 || key_words > GSCUDA_MAX_KEY_WORDS)
 			fail("key_words must be 1 to 4");
 		if (chunk_records == 0 || (chunk_records & (chunk_records - 1)) != 0)

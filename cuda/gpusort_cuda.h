@@ -71,13 +71,24 @@ typedef enum GsCudaFault
 typedef struct GsCudaSort GsCudaSort;
 
 /*
- * Initialize CUDA in this process (once; later calls return the cached
- * answer) and describe the device that sorts will use.  Returns 0 if a usable
- * GPU exists.  Never call this in the postmaster.
+ * Open CUDA device `device` in this process (once per device; later calls
+ * return the cached answer) and describe it.  Returns 0 if it is usable.
+ * Only the GPU service calls this: never the postmaster, never a backend.
  */
 extern int	gscuda_init(int device, char *name, size_t namelen,
 						size_t *free_bytes, size_t *total_bytes,
 						char *errbuf, size_t errlen);
+
+/*
+ * Make `device` (opened by gscuda_init) the one that the following calls
+ * work on: gscuda_sort_begin() and every call on a sort begun on it.
+ * Non-zero if the device is not open.
+ */
+extern int	gscuda_select_device(int device);
+
+/* GPU memory a sort of nrecords records needs at most (an estimate). */
+extern size_t gscuda_sort_bytes(int key_words, GsCudaAlgorithm algorithm,
+								size_t nrecords);
 
 /* Number of CUDA devices, or -1 with errbuf filled (initializes CUDA). */
 extern int	gscuda_device_count(char *errbuf, size_t errlen);
@@ -118,6 +129,9 @@ extern GsCudaSort *gscuda_sort_begin(int key_words, size_t chunk_records,
 									 GsCudaAlgorithm algorithm,
 									 size_t mem_limit,
 									 char *errbuf, size_t errlen);
+
+/* Change the cap on the GPU memory the sort may take (0: none). */
+extern void gscuda_sort_set_mem_limit(GsCudaSort *sort, size_t mem_limit);
 
 /* Pinned host buffer for chunk chunkno (chunk_records * key_words words). */
 extern uint64_t *gscuda_sort_chunk(GsCudaSort *sort, size_t chunkno,

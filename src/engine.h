@@ -74,17 +74,24 @@ struct SortEngine
 	bool		ties_known;
 	const uint8 *ties;
 	size_t		nties;
+
+	/*
+	 * Set by sort() when another engine than the one begun sorted the
+	 * records (the GPU engine's keys sorted by the CPU engine): why.
+	 */
+	char	   *fallback;
 };
 
 extern SortEngine *cpu_engine_begin(MemoryContext mcxt, int key_words);
 extern SortEngine *gpu_engine_begin(MemoryContext mcxt, int key_words,
 									size_t expected_records, char **why);
 extern bool gpu_engine_available(char **why);
-extern bool gpu_engine_initialized(void);
 extern void gpu_engine_describe(StringInfo buf);
-extern void gpu_engine_pinned_memory(Size *in_use, Size *cached);
 
-/* shared by the engines: make room for chunk pointers up to chunkno */
+/* shared by the engines (engine_cpu.c) */
 extern void engine_reserve_chunk_slot(SortEngine *engine, size_t chunkno);
+extern uint64 *engine_local_chunk(SortEngine *engine, size_t chunkno, char **why);
+extern bool engine_cpu_sort_keys(SortEngine *engine, size_t n, uint32 **perm,
+								 char **why);
 
 #endif							/* GPUSORT_ENGINE_H */

@@ -25,7 +25,6 @@
 typedef struct CpuEngine
 {
 	SortEngine	base;
-	uint32	   *perm;
 } CpuEngine;
 
 void
@@ -50,8 +49,13 @@ engine_reserve_chunk_slot(SortEngine *engine, size_t chunkno)
 	}
 }
 
-static uint64 *
-cpu_engine_chunk(SortEngine *engine, size_t chunkno, char **why)
+/*
+ * A chunk buffer in the batch's memory.  The GPU engine keeps its keys in
+ * the same kind of buffers (the service copies them), so that the CPU
+ * engine's sort can take over its keys as they are.
+ */
+uint64 *
+engine_local_chunk(SortEngine *engine, size_t chunkno, char **why)
 {
 	Size		bytes = GPUSORT_CHUNK_RECORDS * engine->keys.key_words * sizeof(uint64);
 
@@ -82,17 +86,21 @@ cpu_radix_check_interrupts(void)
 	CHECK_FOR_INTERRUPTS();
 }
 
-static bool
-cpu_engine_sort(SortEngine *engine, size_t n, uint32 **perm, char **why)
+/*
+ * Sort an engine's n records (its keys in engine_local_chunk buffers) with
+ * the radix sort; the permutation is allocated in the engine's memory.
+ */
+bool
+engine_cpu_sort_keys(SortEngine *engine, size_t n, uint32 **perm, char **why)
 {
-	CpuEngine  *cpu = (CpuEngine *) engine;
 	Size		workspace_bytes = gs_cpu_radix_workspace(n, engine->keys.key_words);
 	void	   *workspace;
+	uint32	   *result;
 	int			passes;
 
-	cpu->perm = hostmem_alloc(engine->mcxt, n * sizeof(uint32));
+	result = hostmem_alloc(engine->mcxt, n * sizeof(uint32));
 	workspace = hostmem_alloc(engine->mcxt, workspace_bytes);
-	if (cpu->perm == NULL || workspace == NULL)
+	if (result == NULL || workspace == NULL)
 	{
 		*why = pstrdup("out of memory for the radix sort");
 		return false;
@@ -100,13 +108,19 @@ cpu_engine_sort(SortEngine *engine, size_t n, uint32 **perm, char **why)
 
 	gs_cpu_radix_progress = cpu_radix_check_interrupts;
 	passes = gs_cpu_radix_sort(engine->keys.chunks, engine->keys.chunk_records,
-							   n, engine->keys.key_words, cpu->perm, workspace);
+							   n, engine->keys.key_words, result, workspace);
 	hostmem_free(workspace, workspace_bytes);
 
 	snprintf(engine->stats.algorithm, sizeof(engine->stats.algorithm),
 			 passes == 0 ? "presorted check" : "radix sort (%d passes)", passes);
-	*perm = cpu->perm;
+	*perm = result;
 	return true;
+}
+
+static bool
+cpu_engine_sort(SortEngine *engine, size_t n, uint32 **perm, char **why)
+{
+	return engine_cpu_sort_keys(engine, n, perm, why);
 }
 
 static void
@@ -116,7 +130,7 @@ cpu_engine_end(SortEngine *engine)
 }
 
 static const SortEngineMethods cpu_engine_methods = {
-	.chunk = cpu_engine_chunk,
+	.chunk = engine_local_chunk,
 	.submit = cpu_engine_submit,
 	.sort = cpu_engine_sort,
 	.end = cpu_engine_end,

@@ -6,9 +6,10 @@
  *
  * _PG_init runs in the postmaster when gpusort is in
  * shared_preload_libraries, and in a backend on LOAD or
- * session_preload_libraries.  It only defines settings and installs the
- * planner hook and the custom scan methods: nothing here touches CUDA, which
- * is initialized lazily by the first sort that wants the GPU (engine_gpu.c).
+ * session_preload_libraries.  It defines settings, installs the planner
+ * hook and the custom scan methods, and, at preload only, reserves the GPU
+ * service's shared memory and registers its worker (service_shmem.c).
+ * Nothing here touches CUDA: only the service's worker does.
  *
  *-------------------------------------------------------------------------
  */
@@ -26,6 +27,7 @@
 #include "faults.h"
 #include "gpusort.h"
 #include "hostmem.h"
+#include "service.h"
 
 PG_MODULE_MAGIC;
 
@@ -41,8 +43,11 @@ int			gpusort_max_memory_kb = 2 * 1024 * 1024;	/* 2 GB */
 int			gpusort_gpu_memory_kb = 0;	/* 0: whatever the GPU has free */
 int			gpusort_gpu_algorithm = GPUSORT_ALGO_AUTO;
 int			gpusort_gpu_min_rows = 1000000;
-int			gpusort_gpu_device = 0;
 int			gpusort_pinned_cache_kb = 512 * 1024;	/* 512 MB */
+char	   *gpusort_gpu_devices = NULL;
+int			gpusort_service_gpu_memory_pct = 50;
+int			gpusort_service_staging_kb = 64 * 1024; /* 64 MB */
+int			gpusort_service_max_wait_ms = 1000;
 int			gpusort_host_cache_kb = 2 * 1024 * 1024; /* 2 GB */
 int			gpusort_key_threads = -1;	/* -1: half the CPUs, at most 16 */
 bool		gpusort_key_overlap = true;
@@ -140,29 +145,59 @@ _PG_init(void)
 							 NULL, NULL, NULL);
 
 	DefineCustomIntVariable("gpusort.gpu_min_rows",
-							"Rows below which a backend that has not started CUDA yet "
-							"sorts on the CPU rather than pay for starting it.",
-							NULL,
+							"Estimated rows below which gpusort.engine = auto sorts on the CPU "
+							"engine rather than on the GPU.",
+							"A trip to the GPU service and back has fixed costs that a "
+							"small sort does not repay.",
 							&gpusort_gpu_min_rows,
 							1000000, 0, INT_MAX,
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
 
-	DefineCustomIntVariable("gpusort.gpu_device",
-							"CUDA device number that sorts run on.",
-							NULL,
-							&gpusort_gpu_device,
-							0, 0, 64,
-							PGC_SUSET, 0,
+	DefineCustomStringVariable("gpusort.gpu_devices",
+							   "CUDA devices the GPU service sorts on: all, none, or a "
+							   "comma-separated list of device numbers.",
+							   NULL,
+							   &gpusort_gpu_devices,
+							   "all",
+							   PGC_POSTMASTER, 0,
+							   NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpusort.service_gpu_memory_percent",
+							"Share of each GPU's memory that the GPU service's sorts may "
+							"hold together, in percent.",
+							"Requests that do not fit wait for room, at most "
+							"gpusort.service_max_wait, then sort on the CPU.",
+							&gpusort_service_gpu_memory_pct,
+							50, 1, 95,
+							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpusort.service_staging",
+							"Shared memory through which backends and the GPU service "
+							"exchange keys and results.",
+							"Reserved at server start, in slots of 1 MB; at least 4 slots.",
+							&gpusort_service_staging_kb,
+							64 * 1024, 4 * 1024, 16 * 1024 * 1024,
+							PGC_POSTMASTER, GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpusort.service_max_wait",
+							"Longest a sort waits for room on a GPU before it sorts on the CPU.",
+							"Counted from the start of the sort's input: the wait overlaps "
+							"reading it.",
+							&gpusort_service_max_wait_ms,
+							1000, 0, INT_MAX,
+							PGC_USERSET, GUC_UNIT_MS,
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("gpusort.pinned_cache",
-							"Pinned host memory a backend keeps between GPU sorts.",
-							"Pinning memory for transfers is slow; a backend keeps up to "
-							"this much for its next sort.  0 frees it after each sort.",
+							"Pinned host memory the GPU service keeps between sorts.",
+							"Pinning memory for transfers is slow; the service keeps up to "
+							"this much for the next sorts.  0 frees it after each sort.",
 							&gpusort_pinned_cache_kb,
 							512 * 1024, 0, MAX_KILOBYTES,
-							PGC_SUSET, GUC_UNIT_KB,
+							PGC_SIGHUP, GUC_UNIT_KB,
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("gpusort.host_cache",
@@ -213,11 +248,12 @@ _PG_init(void)
 
 	gpusort_executor_init();
 	gpusort_planner_init();
+	service_shmem_init();
 }
 
 /*
- * gpusort_info(): one row describing this build of gpusort and what it sees.
- * It initializes CUDA in the calling backend (the only way to know).
+ * gpusort_info(): one row describing this build of gpusort and the GPUs its
+ * service uses (or why there are none), as the service published them.
  */
 PG_FUNCTION_INFO_V1(gpusort_info);
 Datum
@@ -263,18 +299,15 @@ gpusort_backend_memory(PG_FUNCTION_ARGS)
 	TupleDesc	tupdesc;
 	Datum		values[4];
 	bool		nulls[4] = {false, false, false, false};
-	Size		pinned_in_use;
-	Size		pinned_cached;
-
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	tupdesc = BlessTupleDesc(tupdesc);
 
-	gpu_engine_pinned_memory(&pinned_in_use, &pinned_cached);
 	values[0] = Int64GetDatum((int64) hostmem_owned(NULL));
 	values[1] = Int64GetDatum((int64) hostmem_cached());
-	values[2] = Int64GetDatum((int64) pinned_in_use);
-	values[3] = Int64GetDatum((int64) pinned_cached);
+	/* pinned memory belongs to the GPU service, never to a backend */
+	values[2] = Int64GetDatum(0);
+	values[3] = Int64GetDatum(0);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

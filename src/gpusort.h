@@ -55,7 +55,6 @@ extern int	gpusort_max_memory_kb;
 extern int	gpusort_gpu_memory_kb;
 extern int	gpusort_gpu_algorithm;
 extern int	gpusort_gpu_min_rows;
-extern int	gpusort_gpu_device;
 extern int	gpusort_pinned_cache_kb;
 extern int	gpusort_host_cache_kb;
 extern int	gpusort_key_threads;

@@ -5,10 +5,13 @@
  *	  what happens when one fails, the order of what the keys leave equal,
  *	  and the result as tuple pointers in sorted order.
  *
- * The GPU engine is tried first (unless gpusort.engine = cpu, or a small
- * sort in a backend that has not started CUDA yet); if it fails, the batch's
- * keys are encoded again for the CPU engine, and later batches of the same
- * sort start on the CPU.  If keys cannot be built, or the CPU engine or the
+ * The GPU engine (a request to the GPU service) is tried first, unless
+ * gpusort.engine = cpu or the batch is expected below gpusort.gpu_min_rows.
+ * If the service cannot take the request, the CPU engine starts instead;
+ * if the service fails it later, the GPU engine's own keys go to the CPU
+ * engine's sort (SortEngine.fallback).  If the GPU engine fails in the
+ * backend, the batch's keys are encoded again for the CPU engine, and later
+ * batches of the same sort start on the CPU.  If keys cannot be built, or the CPU engine or the
  * refinement of generic keys fails, the batch is ordered by PostgreSQL's
  * comparators alone, in place (the comparator sort): no tuple is copied,
  * and the batch becomes a run like any other.  EXPLAIN ANALYZE gives every
@@ -31,6 +34,7 @@
 #include "faults.h"
 #include "hostmem.h"
 #include "refine.h"
+#include "service.h"
 #include "sort_batch.h"
 #include "tiebreak.h"
 
@@ -78,9 +82,12 @@ batch_start_engine(SortBatch *batch)
 		gpusort_engine != GPUSORT_ENGINE_CPU)
 	{
 		if (gpusort_engine == GPUSORT_ENGINE_AUTO &&
-			!gpu_engine_initialized() && expected < (size_t) gpusort_gpu_min_rows)
-			why = psprintf("%zu rows expected: too few to repay starting CUDA (gpusort.gpu_min_rows)",
+			expected < (size_t) gpusort_gpu_min_rows)
+		{
+			why = psprintf("%zu rows expected: too few to repay a trip to the GPU (gpusort.gpu_min_rows)",
 						   expected);
+			service_count_fallback(FALLBACK_SMALL);
+		}
 		else
 			batch->engine = gpu_engine_begin(batch->cxt, sh->layout.key_words,
 											 expected, &why);
@@ -353,6 +360,12 @@ batch_sort(SortBatch *batch, bool keep_keys)
 		if (batch->engine->methods->sort(batch->engine, batch->ntuples, &perm, &why))
 		{
 			stats->sort_ms += gpusort_elapsed_ms(start);
+			if (batch->engine->fallback)
+			{
+				/* the GPU engine's keys were sorted by the CPU engine */
+				batch_add_fallback_reason(batch->sh, batch->engine->fallback);
+				batch->engine_is_gpu = false;
+			}
 			break;
 		}
 		stats->sort_ms += gpusort_elapsed_ms(start);
@@ -367,8 +380,11 @@ batch_sort(SortBatch *batch, bool keep_keys)
 	if (batch->comparator_sort)
 	{
 		comparator_sort(batch);
+		service_count_sort(STAT_ENGINE_COMPARATORS, batch->ntuples);
 		return;
 	}
+	service_count_sort(batch->engine_is_gpu ? STAT_ENGINE_GPU : STAT_ENGINE_CPU,
+					   batch->ntuples);
 
 	/* keep the order in the batch's memory; the engine's buffers can go */
 	gather_sorted(batch, perm, keep_keys);

@@ -1,0 +1,305 @@
+/*-------------------------------------------------------------------------
+ *
+ * service_shmem.c
+ *	  The shared memory of the GPU service (service.h): its layout, the
+ *	  registration of the worker, the counters, and the two views that
+ *	  show them, gpusort_gpus and gpusort_stat.
+ *
+ * All of it exists only when gpusort is in shared_preload_libraries: the
+ * postmaster reserves the memory (request table, staging slots) and
+ * registers the worker; loaded any other way, gpusort_service stays NULL,
+ * no sort reaches a GPU, and the views show no device and no counts.
+ * Nothing here touches CUDA.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "postmaster/bgworker.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "utils/builtins.h"
+#include "utils/tuplestore.h"
+
+#include "gpusort.h"
+#include "service.h"
+
+ServiceShared *gpusort_service = NULL;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static const char *const fallback_names[NUM_SERVICE_FALLBACKS] = {
+	[FALLBACK_NO_SERVICE] = "service not running",
+	[FALLBACK_NO_DEVICE] = "no usable GPU",
+	[FALLBACK_QUEUE_FULL] = "request table full",
+	[FALLBACK_WAIT] = "waited too long for GPU memory",
+	[FALLBACK_TOO_LARGE] = "larger than the GPU memory budget",
+	[FALLBACK_GPU_ERROR] = "GPU error",
+	[FALLBACK_SERVICE_LOST] = "service exited during the sort",
+	[FALLBACK_SMALL] = "below gpusort.gpu_min_rows",
+	[FALLBACK_CANCELLED] = "cancelled",
+};
+
+static const char *const engine_names[NUM_STAT_ENGINES] = {
+	[STAT_ENGINE_GPU] = "GPU",
+	[STAT_ENGINE_CPU] = "CPU",
+	[STAT_ENGINE_COMPARATORS] = "PostgreSQL comparators",
+};
+
+/* one request entry for every process that can sort, and some spare */
+static int
+service_request_count(void)
+{
+	return MaxBackends + 8;
+}
+
+static int
+service_slot_count(void)
+{
+	return Max(SERVICE_MIN_SLOTS,
+			   (int) (((Size) gpusort_service_staging_kb * 1024) / SERVICE_SLOT_BYTES));
+}
+
+static Size
+service_shmem_size(void)
+{
+	Size		size = MAXALIGN(sizeof(ServiceShared));
+
+	size = add_size(size, mul_size(service_request_count(), sizeof(ServiceRequest)));
+	size = add_size(size, mul_size(service_slot_count(), sizeof(StagingSlot)));
+	size = add_size(size, SERVICE_STAGING_ALIGN);
+	size = add_size(size, mul_size(service_slot_count(), SERVICE_SLOT_BYTES));
+	return size;
+}
+
+static void
+service_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(service_shmem_size());
+	RequestNamedLWLockTranche("gpusort", 1);
+}
+
+static void
+service_shmem_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	gpusort_service = ShmemInitStruct("gpusort service", service_shmem_size(), &found);
+	if (!found)
+	{
+		ServiceShared *svc = gpusort_service;
+		char	   *p = (char *) svc;
+
+		memset(svc, 0, sizeof(ServiceShared));
+		svc->lock = &(GetNamedLWLockTranche("gpusort"))->lock;
+		ConditionVariableInit(&svc->slot_freed);
+		pg_atomic_init_u64(&svc->next_request_id, 1);
+		for (int i = 0; i < NUM_STAT_ENGINES; i++)
+		{
+			pg_atomic_init_u64(&svc->sorts[i], 0);
+			pg_atomic_init_u64(&svc->rows[i], 0);
+		}
+		for (int i = 0; i < NUM_SERVICE_FALLBACKS; i++)
+			pg_atomic_init_u64(&svc->fallbacks[i], 0);
+		pg_atomic_init_u64(&svc->bytes_to_gpu, 0);
+		pg_atomic_init_u64(&svc->bytes_from_gpu, 0);
+		pg_atomic_init_u64(&svc->gpu_time_us, 0);
+		pg_atomic_init_u64(&svc->queue_wait_us, 0);
+		for (int i = 0; i < SERVICE_MAX_DEVICES; i++)
+		{
+			pg_atomic_init_u64(&svc->devices[i].served, 0);
+			pg_atomic_init_u64(&svc->devices[i].failed, 0);
+		}
+		strlcpy(svc->status, "the GPU service has not started yet", sizeof(svc->status));
+
+		svc->nrequests = service_request_count();
+		svc->nslots = service_slot_count();
+		p += MAXALIGN(sizeof(ServiceShared));
+		svc->requests = (ServiceRequest *) p;
+		memset(p, 0, sizeof(ServiceRequest) * svc->nrequests);
+		p += sizeof(ServiceRequest) * svc->nrequests;
+		svc->slots = (StagingSlot *) p;
+		memset(p, 0, sizeof(StagingSlot) * svc->nslots);
+		p += sizeof(StagingSlot) * svc->nslots;
+		svc->staging = (char *) TYPEALIGN(SERVICE_STAGING_ALIGN, p);
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/*
+ * From _PG_init in the postmaster (shared_preload_libraries): reserve the
+ * shared memory and register the worker.
+ */
+void
+service_shmem_init(void)
+{
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = service_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = service_shmem_startup;
+	service_register_worker();
+}
+
+void
+service_register_worker(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	/*
+	 * A connection without a database: that makes the worker a backend of
+	 * its own kind in pg_stat_activity, which pg_terminate_backend() can
+	 * stop.  From consistent state on, so that a hot standby's sorts reach
+	 * the GPU too.
+	 */
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
+	/* restarted a second after it exits, whatever the reason */
+	worker.bgw_restart_time = 1;
+	strlcpy(worker.bgw_library_name, "gpusort", BGW_MAXLEN);
+	strlcpy(worker.bgw_function_name, "gpusort_service_main", BGW_MAXLEN);
+	strlcpy(worker.bgw_name, "gpusort GPU service", BGW_MAXLEN);
+	strlcpy(worker.bgw_type, "gpusort GPU service", BGW_MAXLEN);
+	RegisterBackgroundWorker(&worker);
+}
+
+const char *
+service_fallback_name(ServiceFallback reason)
+{
+	return fallback_names[reason];
+}
+
+void
+service_count_fallback(ServiceFallback reason)
+{
+	if (gpusort_service)
+		pg_atomic_fetch_add_u64(&gpusort_service->fallbacks[reason], 1);
+}
+
+void
+service_count_sort(ServiceEngineKind engine, uint64 rows)
+{
+	if (gpusort_service)
+	{
+		pg_atomic_fetch_add_u64(&gpusort_service->sorts[engine], 1);
+		pg_atomic_fetch_add_u64(&gpusort_service->rows[engine], rows);
+	}
+}
+
+/* Is the worker up, with its devices known? */
+bool
+service_running(void)
+{
+	return gpusort_service != NULL && gpusort_service->ready &&
+		gpusort_service->service_pid != 0;
+}
+
+char *
+service_slot_data(int slot)
+{
+	return gpusort_service->staging + (Size) slot * SERVICE_SLOT_BYTES;
+}
+
+void
+service_wake_backend(ServiceRequest *req)
+{
+	SetLatch(&ProcGlobal->allProcs[req->backend_procno].procLatch);
+}
+
+void
+service_wake_service(void)
+{
+	int			procno = gpusort_service->service_procno;
+
+	if (gpusort_service->service_pid != 0)
+		SetLatch(&ProcGlobal->allProcs[procno].procLatch);
+}
+
+/*
+ * gpusort_gpus(): one row per GPU the service uses.
+ */
+PG_FUNCTION_INFO_V1(gpusort_gpus);
+Datum
+gpusort_gpus(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ServiceShared *svc = gpusort_service;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (svc == NULL || !service_running())
+		PG_RETURN_VOID();
+
+	LWLockAcquire(svc->lock, LW_SHARED);
+	for (int i = 0; i < svc->ndevices; i++)
+	{
+		ServiceDevice *dev = &svc->devices[i];
+		Datum		values[8];
+		bool		nulls[8] = {0};
+
+		values[0] = Int32GetDatum(dev->cuda_device);
+		values[1] = CStringGetTextDatum(dev->name);
+		values[2] = Int64GetDatum((int64) dev->total_bytes);
+		values[3] = Int64GetDatum((int64) dev->budget_bytes);
+		values[4] = Int64GetDatum((int64) dev->reserved_bytes);
+		values[5] = Int32GetDatum(dev->running);
+		values[6] = Int64GetDatum((int64) pg_atomic_read_u64(&dev->served));
+		values[7] = Int64GetDatum((int64) pg_atomic_read_u64(&dev->failed));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	LWLockRelease(svc->lock);
+	PG_RETURN_VOID();
+}
+
+/*
+ * gpusort_stat(): counters since the server started, one row per figure,
+ * (what, detail, value): sorts and rows by engine, fallbacks by reason,
+ * bytes moved to and from the GPUs, GPU time, time spent queued.
+ */
+PG_FUNCTION_INFO_V1(gpusort_stat);
+Datum
+gpusort_stat(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ServiceShared *svc = gpusort_service;
+	Datum		values[3];
+	bool		nulls[3] = {0};
+
+#define STAT_ROW(what, detail, value) \
+	do { \
+		values[0] = CStringGetTextDatum(what); \
+		values[1] = CStringGetTextDatum(detail); \
+		values[2] = Int64GetDatum((int64) (value)); \
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls); \
+	} while (0)
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (svc == NULL)
+		PG_RETURN_VOID();
+
+	for (int i = 0; i < NUM_STAT_ENGINES; i++)
+		STAT_ROW("sorts", engine_names[i], pg_atomic_read_u64(&svc->sorts[i]));
+	for (int i = 0; i < NUM_STAT_ENGINES; i++)
+		STAT_ROW("rows", engine_names[i], pg_atomic_read_u64(&svc->rows[i]));
+	for (int i = 0; i < NUM_SERVICE_FALLBACKS; i++)
+		STAT_ROW("fallbacks", fallback_names[i], pg_atomic_read_u64(&svc->fallbacks[i]));
+	STAT_ROW("bytes", "to GPU", pg_atomic_read_u64(&svc->bytes_to_gpu));
+	STAT_ROW("bytes", "from GPU", pg_atomic_read_u64(&svc->bytes_from_gpu));
+	STAT_ROW("time_ms", "GPU", pg_atomic_read_u64(&svc->gpu_time_us) / 1000);
+	STAT_ROW("time_ms", "queued", pg_atomic_read_u64(&svc->queue_wait_us) / 1000);
+#undef STAT_ROW
+	PG_RETURN_VOID();
+}

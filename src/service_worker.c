@@ -1,0 +1,782 @@
+/*-------------------------------------------------------------------------
+ *
+ * service_worker.c
+ *	  The GPU service: the background worker that owns every CUDA context
+ *	  of the server and sorts the key-index records of all backends.
+ *
+ * The postmaster starts it (service_shmem.c registers it) and restarts it
+ * a second after it exits.  At start it opens the GPUs that
+ * gpusort.gpu_devices allows, publishes them (gpusort_gpus), and fails
+ * whatever requests an earlier incarnation left, so that their backends
+ * sort on the CPU.  Then it loops, woken by its latch:
+ *
+ *	- withdrawn requests (a cancel, an error, an exit in the backend): the
+ *	  sort is closed and its GPU memory goes back to the budget at once;
+ *	- queued requests, oldest first: admitted on the GPU with the most room
+ *	  in its budget (gpusort.service_gpu_memory_percent of the device) if
+ *	  their estimate fits; otherwise they wait, and their backend gives up
+ *	  after gpusort.service_max_wait;
+ *	- keys in staging slots: copied into the sort's pinned chunk buffers and
+ *	  shipped to the device at once (each sort has its own stream, so the
+ *	  transfers of many backends overlap one another and their loads);
+ *	- finishing requests: sorted, and the permutation streamed back through
+ *	  free slots.
+ *
+ * A sort that outgrows its estimate asks the budget for more as its chunks
+ * arrive, and fails (its backend sorts on the CPU) if the budget has none.
+ * A failed CUDA call fails only the request it belongs to.  A sticky error
+ * leaves the device's context unusable: the service then fails every
+ * request in flight and exits, and the postmaster starts a fresh one with
+ * new contexts a second later; the other backends' sorts finish on the CPU.
+ *
+ * The worker is one thread: CUDA is called from the loop only, and the
+ * GPU's own concurrency (streams) carries the overlap.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "engine.h"
+#include "gpusort.h"
+#include "service.h"
+
+#ifdef GPUSORT_USE_CUDA
+#include "gpusort_cuda.h"
+#endif
+
+/* the service's side of an admitted request */
+typedef struct ActiveSort
+{
+	uint64		id;				/* 0: none */
+	int			device;			/* index in svc->devices */
+#ifdef GPUSORT_USE_CUDA
+	GsCudaSort *sort;
+#endif
+	Size		records_in;		/* records of the chunks submitted */
+	const uint32 *perm;			/* after the sort */
+	Size		delivered;		/* indexes handed to slots */
+	instr_time	started;
+} ActiveSort;
+
+static ServiceShared *svc;
+static ActiveSort *active;		/* one per request entry */
+static bool device_lost = false;
+
+/* ---------- start and exit ---------- */
+
+/* The backends of requests still open learn that the service is gone. */
+static void
+service_exit(int code, Datum arg)
+{
+	if (svc == NULL || svc->service_pid != MyProcPid)
+		return;
+	LWLockAcquire(svc->lock, LW_EXCLUSIVE);
+	svc->service_pid = 0;
+	svc->ready = false;
+	for (int i = 0; i < svc->nrequests; i++)
+	{
+		ServiceRequest *req = &svc->requests[i];
+
+		if (req->state != REQUEST_FREE && req->state != REQUEST_WITHDRAWN)
+			service_wake_backend(req);
+	}
+	LWLockRelease(svc->lock);
+	ConditionVariableBroadcast(&svc->slot_freed);
+}
+
+/*
+ * Requests and slots left by an earlier incarnation: fail the requests (their
+ * backends sort on the CPU) and free everything that nobody will finish.
+ */
+static void
+fail_stale_requests(void)
+{
+	for (int i = 0; i < svc->nrequests; i++)
+	{
+		ServiceRequest *req = &svc->requests[i];
+
+		switch (req->state)
+		{
+			case REQUEST_FREE:
+			case REQUEST_FAILED:
+			case REQUEST_DONE:
+				break;
+			case REQUEST_WITHDRAWN:
+				req->state = REQUEST_FREE;
+				break;
+			default:
+				strlcpy(req->error, "the GPU service restarted", sizeof(req->error));
+				req->state = REQUEST_FAILED;
+				service_wake_backend(req);
+				break;
+		}
+	}
+	/* a slot being filled stays its backend's until it posts or withdraws */
+	for (int i = 0; i < svc->nslots; i++)
+		if (svc->slots[i].state != SLOT_FILLING)
+			svc->slots[i].state = SLOT_FREE;
+	for (int i = 0; i < svc->ndevices; i++)
+	{
+		svc->devices[i].reserved_bytes = 0;
+		svc->devices[i].running = 0;
+	}
+}
+
+/*
+ * Open the GPUs that gpusort.gpu_devices allows.  Fills svc->devices and,
+ * when none is usable, svc->status with the reason in the user's terms.
+ */
+static void
+open_devices(void)
+{
+	ServiceDevice devs[SERVICE_MAX_DEVICES];
+	int			ndevs = 0;
+	char		status[SERVICE_ERROR_LEN] = "";
+
+#ifdef GPUSORT_USE_CUDA
+	int			wanted[SERVICE_MAX_DEVICES];
+	int			nwanted = 0;
+	char		err[256];
+	const char *list = gpusort_gpu_devices ? gpusort_gpu_devices : "";
+
+	if (pg_strcasecmp(list, "none") == 0 || list[0] == '\0')
+		snprintf(status, sizeof(status), "no GPU is allowed (gpusort.gpu_devices = '%s')", list);
+	else if (pg_strcasecmp(list, "all") == 0)
+	{
+		int			count = gscuda_device_count(err, sizeof(err));
+
+		if (count < 0)
+			snprintf(status, sizeof(status),
+					 "no usable GPU: the NVIDIA driver is missing or older than this "
+					 "build's CUDA needs; check nvidia-smi and the driver version (%s)", err);
+		for (int i = 0; i < count && nwanted < SERVICE_MAX_DEVICES; i++)
+			wanted[nwanted++] = i;
+		if (count == 0)
+			snprintf(status, sizeof(status), "no usable GPU: the driver reports no CUDA device");
+	}
+	else
+	{
+		char	   *copy = pstrdup(list);
+		char	   *tok;
+		char	   *save;
+
+		for (tok = strtok_r(copy, ", ", &save); tok && nwanted < SERVICE_MAX_DEVICES;
+			 tok = strtok_r(NULL, ", ", &save))
+			wanted[nwanted++] = atoi(tok);
+	}
+
+	for (int i = 0; i < nwanted; i++)
+	{
+		char		name[256];
+		size_t		free_bytes;
+		size_t		total_bytes;
+		ServiceDevice *dev = &devs[ndevs];
+
+		if (gscuda_init(wanted[i], name, sizeof(name), &free_bytes, &total_bytes,
+						err, sizeof(err)) != 0)
+		{
+			ereport(LOG,
+					(errmsg("gpusort GPU service: CUDA device %d is not usable: %s",
+							wanted[i], err)));
+			if (status[0] == '\0' || i == 0)
+				snprintf(status, sizeof(status),
+						 "no usable GPU: CUDA device %d: %s; check nvidia-smi, the "
+						 "driver version and gpusort.gpu_devices", wanted[i], err);
+			continue;
+		}
+		memset(dev, 0, sizeof(*dev));
+		dev->cuda_device = wanted[i];
+		strlcpy(dev->name, name, sizeof(dev->name));
+		dev->total_bytes = total_bytes;
+		ndevs++;
+	}
+	gscuda_set_pinned_cache((size_t) gpusort_pinned_cache_kb * 1024);
+#else
+	strlcpy(status, "no usable GPU: gpusort was built without CUDA", sizeof(status));
+#endif
+
+	LWLockAcquire(svc->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < ndevs; i++)
+	{
+		ServiceDevice *dev = &svc->devices[i];
+
+		dev->cuda_device = devs[i].cuda_device;
+		strlcpy(dev->name, devs[i].name, sizeof(dev->name));
+		dev->total_bytes = devs[i].total_bytes;
+		dev->reserved_bytes = 0;
+		dev->running = 0;
+	}
+	svc->ndevices = ndevs;
+	if (ndevs > 0)
+		status[0] = '\0';
+	strlcpy(svc->status, status, sizeof(svc->status));
+	LWLockRelease(svc->lock);
+	if (ndevs == 0)
+		ereport(LOG, (errmsg("gpusort GPU service: %s; sorts run on the CPU", status)));
+	else
+		ereport(LOG, (errmsg("gpusort GPU service: sorting on %d GPU%s (%s%s)",
+							 ndevs, ndevs == 1 ? "" : "s", svc->devices[0].name,
+							 ndevs > 1 ? ", ..." : "")));
+}
+
+/* The budget of each device, from gpusort.service_gpu_memory_percent. */
+static void
+set_budgets(void)
+{
+	LWLockAcquire(svc->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < svc->ndevices; i++)
+		svc->devices[i].budget_bytes = (Size)
+			((double) svc->devices[i].total_bytes * gpusort_service_gpu_memory_pct / 100.0);
+	LWLockRelease(svc->lock);
+}
+
+/* ---------- the requests ---------- */
+
+/* Close the service's side of request i; the caller holds no lock. */
+static void
+close_sort(int i, bool count_served)
+{
+	ActiveSort *as = &active[i];
+	ServiceRequest *req = &svc->requests[i];
+
+#ifdef GPUSORT_USE_CUDA
+	if (as->sort)
+	{
+		(void) gscuda_select_device(svc->devices[as->device].cuda_device);
+		gscuda_sort_end(as->sort);
+	}
+	as->sort = NULL;
+#endif
+	if (as->id != 0)
+	{
+		ServiceDevice *dev = &svc->devices[as->device];
+
+		LWLockAcquire(svc->lock, LW_EXCLUSIVE);
+		dev->reserved_bytes -= Min(dev->reserved_bytes, req->reserved_bytes);
+		req->reserved_bytes = 0;
+		if (dev->running > 0)
+			dev->running--;
+		LWLockRelease(svc->lock);
+		pg_atomic_fetch_add_u64(count_served ? &dev->served : &dev->failed, 1);
+	}
+	memset(as, 0, sizeof(*as));
+}
+
+/* Fail request i (unless withdrawn meanwhile) and wake its backend. */
+static void
+fail_request(int i, const char *why)
+{
+	ServiceRequest *req = &svc->requests[i];
+	uint64		id = active[i].id;
+
+	close_sort(i, false);
+	LWLockAcquire(svc->lock, LW_EXCLUSIVE);
+	if (req->id == id || id == 0)
+	{
+		if (req->state == REQUEST_WITHDRAWN)
+			req->state = REQUEST_FREE;
+		else if (req->state != REQUEST_FREE)
+		{
+			strlcpy(req->error, why, sizeof(req->error));
+			req->state = REQUEST_FAILED;
+			service_wake_backend(req);
+		}
+	}
+	LWLockRelease(svc->lock);
+}
+
+#ifdef GPUSORT_USE_CUDA
+/* After a failed CUDA call: a lost device ends this incarnation. */
+static void
+check_device_lost(void)
+{
+	char		err[256];
+
+	if (gscuda_lost(err, sizeof(err)))
+	{
+		ereport(LOG, (errmsg("gpusort GPU service: %s; restarting", err)));
+		device_lost = true;
+	}
+}
+
+/* Bytes a request needs reserved for n records, at least its estimate. */
+static Size
+request_bytes(ServiceRequest *req, Size n)
+{
+	return gscuda_sort_bytes(req->key_words, (GsCudaAlgorithm) req->algorithm,
+							 Max(n, (Size) 1));
+}
+
+/*
+ * Admit what fits, oldest first; the caller holds the lock.  Returns the
+ * requests admitted, whose sorts the caller opens without the lock.
+ */
+static int
+admit_queued(int *admitted)
+{
+	int			nadmitted = 0;
+
+	for (;;)
+	{
+		ServiceRequest *oldest = NULL;
+		int			oldest_i = -1;
+		int			best = -1;
+		Size		need;
+		Size		best_room = 0;
+
+		for (int i = 0; i < svc->nrequests; i++)
+		{
+			ServiceRequest *req = &svc->requests[i];
+
+			if (req->state == REQUEST_QUEUED && req->generation == svc->generation &&
+				(oldest == NULL || req->queued_at < oldest->queued_at))
+			{
+				oldest = req;
+				oldest_i = i;
+			}
+		}
+		if (oldest == NULL)
+			break;
+
+		need = request_bytes(oldest, oldest->expected_records);
+		for (int d = 0; d < svc->ndevices; d++)
+		{
+			ServiceDevice *dev = &svc->devices[d];
+			Size		room = dev->budget_bytes > dev->reserved_bytes ?
+				dev->budget_bytes - dev->reserved_bytes : 0;
+
+			if (room >= need && (best < 0 || room > best_room))
+			{
+				best = d;
+				best_room = room;
+			}
+		}
+		if (best < 0)
+		{
+			bool		could_ever = false;
+
+			for (int d = 0; d < svc->ndevices; d++)
+				could_ever |= svc->devices[d].budget_bytes >= need;
+			if (could_ever)
+				break;			/* first come, first served: the rest wait too */
+			snprintf(oldest->error, sizeof(oldest->error),
+					 "needs about %zu MB of GPU memory, more than the budget of any GPU "
+					 "(gpusort.service_gpu_memory_percent)", need >> 20);
+			oldest->state = REQUEST_FAILED;
+			service_wake_backend(oldest);
+			continue;
+		}
+		oldest->device = best;
+		oldest->reserved_bytes = need;
+		oldest->state = REQUEST_ADMITTED;
+		svc->devices[best].reserved_bytes += need;
+		svc->devices[best].running++;
+		admitted[nadmitted++] = oldest_i;
+		memset(&active[oldest_i], 0, sizeof(ActiveSort));
+		active[oldest_i].id = oldest->id;
+		active[oldest_i].device = best;
+		pg_atomic_fetch_add_u64(&svc->queue_wait_us,
+								(uint64) Max(GetCurrentTimestamp() - oldest->queued_at, 0));
+	}
+	return nadmitted;
+}
+
+/* Open the sort of an admitted request on its device. */
+static void
+open_sort(int i)
+{
+	ServiceRequest *req = &svc->requests[i];
+	ActiveSort *as = &active[i];
+	ServiceDevice *dev = &svc->devices[as->device];
+	char		err[256];
+	Size		limit = req->reserved_bytes;
+
+	if (req->mem_limit > 0)
+		limit = Min(limit, req->mem_limit);
+	if (gscuda_select_device(dev->cuda_device) != 0)
+	{
+		fail_request(i, "the GPU could not be selected");
+		return;
+	}
+	gscuda_set_fault((GsCudaFault) req->fault);
+	as->sort = gscuda_sort_begin(req->key_words, GPUSORT_CHUNK_RECORDS,
+								 req->expected_records,
+								 (GsCudaAlgorithm) req->algorithm, limit,
+								 err, sizeof(err));
+	INSTR_TIME_SET_CURRENT(as->started);
+	if (as->sort == NULL)
+	{
+		check_device_lost();
+		fail_request(i, err);
+		return;
+	}
+	service_wake_backend(req);
+}
+
+/*
+ * More records than the reservation covers: take more from the device's
+ * budget, or fail.
+ */
+static bool
+grow_reservation(int i, Size records)
+{
+	ServiceRequest *req = &svc->requests[i];
+	ServiceDevice *dev = &svc->devices[active[i].device];
+	Size		need = request_bytes(req, records);
+	bool		ok = true;
+
+	if (need <= req->reserved_bytes)
+		return true;
+	LWLockAcquire(svc->lock, LW_EXCLUSIVE);
+	if (dev->reserved_bytes - req->reserved_bytes + need > dev->budget_bytes ||
+		(req->mem_limit > 0 && need > req->mem_limit))
+		ok = false;
+	else
+	{
+		dev->reserved_bytes += need - req->reserved_bytes;
+		req->reserved_bytes = need;
+	}
+	LWLockRelease(svc->lock);
+	if (ok)
+		gscuda_sort_set_mem_limit(active[i].sort, need);
+	return ok;
+}
+
+/* Copy one slot of keys into its sort's chunk, and ship a full chunk. */
+static void
+take_keys(int slotno)
+{
+	StagingSlot *slot = &svc->slots[slotno];
+	int			i = slot->request;
+	ActiveSort *as = &active[i];
+	char		err[256];
+	uint64_t   *chunk;
+
+	if (as->sort == NULL || as->id != slot->request_id)
+		return;					/* failed or withdrawn: the keys are dropped */
+	(void) gscuda_select_device(svc->devices[as->device].cuda_device);
+	chunk = gscuda_sort_chunk(as->sort, slot->chunkno, err, sizeof(err));
+	if (chunk == NULL)
+	{
+		check_device_lost();
+		fail_request(i, err);
+		return;
+	}
+	memcpy(chunk + slot->word_offset, service_slot_data(slotno),
+		   slot->nwords * sizeof(uint64));
+	if (slot->chunk_records > 0)
+	{
+		Size		records = slot->chunkno * GPUSORT_CHUNK_RECORDS + slot->chunk_records;
+
+		if (!grow_reservation(i, records))
+		{
+			fail_request(i, "no GPU memory left in the budget for a sort larger than expected");
+			return;
+		}
+		if (gscuda_sort_submit(as->sort, slot->chunkno, slot->chunk_records,
+							   err, sizeof(err)) != 0)
+		{
+			check_device_lost();
+			fail_request(i, err);
+			return;
+		}
+		as->records_in = Max(as->records_in, records);
+	}
+	pg_atomic_fetch_add_u64(&svc->bytes_to_gpu, slot->nwords * sizeof(uint64));
+}
+
+/* Sort a finishing request; its permutation then goes out slot by slot. */
+static void
+finish_sort(int i)
+{
+	ServiceRequest *req = &svc->requests[i];
+	ActiveSort *as = &active[i];
+	GsCudaStats stats;
+	const uint32_t *perm = NULL;
+	char		err[256];
+	instr_time	now;
+
+	memset(&stats, 0, sizeof(stats));
+	(void) gscuda_select_device(svc->devices[as->device].cuda_device);
+	if (!grow_reservation(i, req->nrecords))
+	{
+		fail_request(i, "no GPU memory left in the budget for a sort larger than expected");
+		return;
+	}
+	if (gscuda_sort_finish(as->sort, req->nrecords, &perm, &stats, err, sizeof(err)) != 0)
+	{
+		check_device_lost();
+		fail_request(i, err);
+		return;
+	}
+	as->perm = perm;
+	as->delivered = 0;
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, as->started);
+	pg_atomic_fetch_add_u64(&svc->gpu_time_us,
+							(uint64) (stats.sort_ms * 1000.0 + stats.h2d_ms * 1000.0 +
+									  stats.d2h_ms * 1000.0));
+
+	LWLockAcquire(svc->lock, LW_EXCLUSIVE);
+	if (req->id == as->id && req->state == REQUEST_FINISHING)
+	{
+		strlcpy(req->algorithm_name, stats.algorithm, sizeof(req->algorithm_name));
+		req->transfer_ms = stats.h2d_ms + stats.d2h_ms;
+		req->device_sort_ms = stats.sort_ms;
+		req->device_bytes = stats.device_bytes;
+		req->state = REQUEST_SORTED;
+	}
+	LWLockRelease(svc->lock);
+}
+#endif							/* GPUSORT_USE_CUDA */
+
+/*
+ * Hand a finished sort's permutation to free slots; when all of it is out,
+ * the sort is closed (its GPU memory returns to the budget) and the request
+ * is DONE.  Returns whether slots ran out before the end.
+ */
+static bool
+deliver(int i)
+{
+	ServiceRequest *req = &svc->requests[i];
+	ActiveSort *as = &active[i];
+	const Size	per_slot = SERVICE_SLOT_BYTES / sizeof(uint32);
+
+	while (as->delivered < req->nrecords)
+	{
+		int			slotno = -1;
+		Size		n = Min(per_slot, req->nrecords - as->delivered);
+
+		LWLockAcquire(svc->lock, LW_EXCLUSIVE);
+		if (req->id != as->id || req->state != REQUEST_SORTED)
+		{
+			LWLockRelease(svc->lock);
+			return false;		/* withdrawn: cleaned up by the next pass */
+		}
+		for (int s = 0; s < svc->nslots; s++)
+			if (svc->slots[s].state == SLOT_FREE)
+			{
+				slotno = s;
+				svc->slots[s].state = SLOT_RESULT;
+				break;
+			}
+		LWLockRelease(svc->lock);
+		if (slotno < 0)
+			return true;
+
+		memcpy(service_slot_data(slotno), as->perm + as->delivered, n * sizeof(uint32));
+		LWLockAcquire(svc->lock, LW_EXCLUSIVE);
+		svc->slots[slotno].request = i;
+		svc->slots[slotno].request_id = as->id;
+		svc->slots[slotno].first_record = as->delivered;
+		svc->slots[slotno].nrecords = n;
+		svc->slots[slotno].state = SLOT_TO_BACKEND;
+		service_wake_backend(req);
+		LWLockRelease(svc->lock);
+		as->delivered += n;
+		pg_atomic_fetch_add_u64(&svc->bytes_from_gpu, n * sizeof(uint32));
+	}
+
+	/* all of it is in slots: the GPU's part is over */
+	close_sort(i, true);
+	LWLockAcquire(svc->lock, LW_EXCLUSIVE);
+	if (req->state == REQUEST_SORTED)
+		req->state = REQUEST_DONE;
+	service_wake_backend(req);
+	LWLockRelease(svc->lock);
+	return false;
+}
+
+/* seq order of key slots */
+static int
+compare_key_slots(const void *a, const void *b)
+{
+	uint64		sa = svc->slots[*(const int *) a].seq;
+	uint64		sb = svc->slots[*(const int *) b].seq;
+
+	return sa < sb ? -1 : (sa > sb ? 1 : 0);
+}
+
+/*
+ * One pass over the shared state.  Returns whether work is left that does
+ * not need a wake-up to go on (slots ran out while delivering).
+ */
+static bool
+service_pass(void)
+{
+	int		   *withdrawn = palloc(sizeof(int) * svc->nrequests);
+	int		   *admitted = palloc(sizeof(int) * svc->nrequests);
+	int		   *finishing = palloc(sizeof(int) * svc->nrequests);
+	int		   *sorted = palloc(sizeof(int) * svc->nrequests);
+	int		   *keys = palloc(sizeof(int) * svc->nslots);
+	int			nwithdrawn = 0,
+				nadmitted = 0,
+				nfinishing = 0,
+				nsorted = 0,
+				nkeys = 0;
+	bool		more = false;
+
+	LWLockAcquire(svc->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < svc->nrequests; i++)
+	{
+		ServiceRequest *req = &svc->requests[i];
+
+		if (req->state == REQUEST_WITHDRAWN)
+			withdrawn[nwithdrawn++] = i;
+	}
+#ifdef GPUSORT_USE_CUDA
+	nadmitted = admit_queued(admitted);
+#endif
+	for (int s = 0; s < svc->nslots; s++)
+		if (svc->slots[s].state == SLOT_TO_SERVICE)
+			keys[nkeys++] = s;
+	LWLockRelease(svc->lock);
+
+	/* withdrawn: close, and give the entry back */
+	for (int k = 0; k < nwithdrawn; k++)
+	{
+		int			i = withdrawn[k];
+
+		close_sort(i, false);
+		LWLockAcquire(svc->lock, LW_EXCLUSIVE);
+		if (svc->requests[i].state == REQUEST_WITHDRAWN)
+			svc->requests[i].state = REQUEST_FREE;
+		LWLockRelease(svc->lock);
+	}
+
+	/* keys, in the order their backends posted them */
+	qsort(keys, nkeys, sizeof(int), compare_key_slots);
+#ifdef GPUSORT_USE_CUDA
+	for (int k = 0; k < nadmitted; k++)
+		open_sort(admitted[k]);
+	for (int k = 0; k < nkeys && !device_lost; k++)
+		take_keys(keys[k]);
+#else
+	Assert(nadmitted == 0);
+	(void) nadmitted;
+#endif
+	if (nkeys > 0)
+	{
+		LWLockAcquire(svc->lock, LW_EXCLUSIVE);
+		for (int k = 0; k < nkeys; k++)
+			svc->slots[keys[k]].state = SLOT_FREE;
+		LWLockRelease(svc->lock);
+		ConditionVariableBroadcast(&svc->slot_freed);
+	}
+
+	/* requests whose keys have all arrived */
+	LWLockAcquire(svc->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < svc->nrequests; i++)
+	{
+		ServiceRequest *req = &svc->requests[i];
+
+		if (req->state == REQUEST_FINISHING && active[i].id == req->id)
+		{
+			bool		keys_pending = false;
+
+			for (int s = 0; s < svc->nslots && !keys_pending; s++)
+				keys_pending = svc->slots[s].request == i &&
+					svc->slots[s].request_id == req->id &&
+					(svc->slots[s].state == SLOT_TO_SERVICE ||
+					 svc->slots[s].state == SLOT_FILLING);
+			if (!keys_pending)
+				finishing[nfinishing++] = i;
+		}
+	}
+	LWLockRelease(svc->lock);
+
+#ifdef GPUSORT_USE_CUDA
+	for (int k = 0; k < nfinishing && !device_lost; k++)
+		finish_sort(finishing[k]);
+#endif
+
+	LWLockAcquire(svc->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < svc->nrequests; i++)
+		if (svc->requests[i].state == REQUEST_SORTED && active[i].id == svc->requests[i].id)
+			sorted[nsorted++] = i;
+	LWLockRelease(svc->lock);
+	for (int k = 0; k < nsorted; k++)
+		more |= deliver(sorted[k]);
+
+	pfree(withdrawn);
+	pfree(admitted);
+	pfree(finishing);
+	pfree(sorted);
+	pfree(keys);
+	return more;
+}
+
+void
+gpusort_service_main(Datum arg)
+{
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	pgstat_report_appname("gpusort GPU service");
+
+	svc = gpusort_service;
+	if (svc == NULL)
+		proc_exit(0);			/* not preloaded: nothing to serve */
+	active = MemoryContextAllocZero(TopMemoryContext,
+									sizeof(ActiveSort) * svc->nrequests);
+	on_shmem_exit(service_exit, 0);
+
+	LWLockAcquire(svc->lock, LW_EXCLUSIVE);
+	svc->generation++;
+	svc->service_pid = MyProcPid;
+	svc->service_procno = MyProc->pgprocno;
+	svc->ready = false;
+	fail_stale_requests();
+	LWLockRelease(svc->lock);
+	ConditionVariableBroadcast(&svc->slot_freed);
+
+	open_devices();
+	set_budgets();
+	LWLockAcquire(svc->lock, LW_EXCLUSIVE);
+	svc->ready = true;
+	LWLockRelease(svc->lock);
+
+	for (;;)
+	{
+		bool		more;
+
+		ResetLatch(MyLatch);
+		if (ShutdownRequestPending)
+			break;
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+			set_budgets();
+#ifdef GPUSORT_USE_CUDA
+			gscuda_set_pinned_cache((size_t) gpusort_pinned_cache_kb * 1024);
+#endif
+		}
+		more = service_pass();
+		if (device_lost)
+			break;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 more ? 1 : 1000, PG_WAIT_EXTENSION);
+	}
+
+	/* in-flight requests: their backends sort on the CPU */
+	for (int i = 0; i < svc->nrequests; i++)
+		if (active[i].id != 0)
+			fail_request(i, device_lost ? "the GPU failed; the GPU service restarts" :
+						 "the GPU service stopped");
+	proc_exit(1);
+}
