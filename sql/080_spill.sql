@@ -15,7 +15,8 @@
 -- * keys that change between runs (a NULL first seen in a late run),
 --   libc and ICU collations, numeric, and batches that comparators order
 --   (cpu_alloc) merged with others;
--- * gpusort.max_memory, gpu_memory and gpu_device are superuser settings:
+-- * gpusort.max_memory and gpu_memory are superuser settings, the service's
+--   budget a server setting:
 --   an ordinary role cannot set them but can set the others.
 --
 SET search_path = gs, public;
@@ -192,7 +193,7 @@ DROP TABLE pg_temp.gs_native, pg_temp.gs_gpusort;  -- gs_check's, owned by the s
 SET ROLE regress_gs_user;
 SET gpusort.max_memory = '1GB';
 SET gpusort.gpu_memory = '1GB';
-SET gpusort.gpu_device = 1;
+SET gpusort.service_gpu_memory_percent = 90;
 SELECT set_config('gpusort.max_memory', '4MB', false);
 SHOW gpusort.max_memory;
 -- what an ordinary role may set

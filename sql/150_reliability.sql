@@ -258,8 +258,10 @@ RESET gpusort.host_cache;
 -- security
 --
 SELECT name, context FROM pg_settings
- WHERE name IN ('gpusort.max_memory', 'gpusort.gpu_memory', 'gpusort.gpu_device',
+ WHERE name IN ('gpusort.max_memory', 'gpusort.gpu_memory', 'gpusort.gpu_devices',
                 'gpusort.pinned_cache', 'gpusort.host_cache', 'gpusort.key_threads',
+                'gpusort.service_gpu_memory_percent', 'gpusort.service_staging',
+                'gpusort.service_max_wait',
                 'gpusort.inject_fault')
  ORDER BY name;
 CREATE ROLE regress_gs_rel;
@@ -270,7 +272,7 @@ SET ROLE regress_gs_rel;
 -- none of the resource or GPU settings, nor faults
 SET gpusort.max_memory = '100GB';
 SET gpusort.gpu_memory = '100GB';
-SET gpusort.gpu_device = 1;
+SET gpusort.service_gpu_memory_percent = 90;
 SET gpusort.pinned_cache = '100GB';
 SET gpusort.host_cache = '100GB';
 SET gpusort.key_threads = 64;

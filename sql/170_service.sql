@@ -1,0 +1,80 @@
+--
+-- The GPU service: the worker, its views, and what reaches it.
+--
+-- * the postmaster started the worker (gpusort is preloaded here): it is a
+--   backend of its own kind in pg_stat_activity, without a database;
+-- * gpusort_gpus lists a GPU exactly when gpusort_info() says the GPU
+--   engine is usable, and every GPU's budget lies within its memory and
+--   nothing stays reserved between sorts;
+-- * gpusort_stat counts each sort once, by the engine that ordered it, with
+--   its rows; a sort forced to the GPU where the service has none counts a
+--   fallback and says why in EXPLAIN ANALYZE;
+-- * the service's settings are the server's: a session cannot change them,
+--   only gpusort.service_max_wait, which bounds its own wait.
+--
+SET search_path = gs, public;
+
+SELECT backend_type, datname IS NULL AS no_database
+  FROM pg_stat_activity WHERE backend_type = 'gpusort GPU service';
+
+SELECT ((SELECT count(*) FROM gpusort_gpus) > 0) = (engines = 'gpu, cpu') AS gpus_match_info
+  FROM gpusort_info();
+SELECT count(*) FILTER (WHERE memory_budget > memory_total) AS over_budget,
+       count(*) FILTER (WHERE memory_in_use <> 0 OR running <> 0) AS still_reserved
+  FROM gpusort_gpus;
+
+-- every figure of gpusort_stat, under its name
+SELECT what, detail FROM gpusort_stat ORDER BY what, detail;
+
+-- a sort counts once, by its engine, with its rows
+CREATE TEMP TABLE stat_before AS SELECT * FROM gpusort_stat;
+CREATE TABLE gs_svc AS SELECT (g * 7919) % 30011 AS k FROM generate_series(1, 30000) g;
+SELECT count(*), sum(k) FROM (SELECT k FROM gs_svc ORDER BY k OFFSET 0) s;
+SELECT a.what, sum(a.value - b.value) AS delta
+  FROM gpusort_stat a JOIN stat_before b USING (what, detail)
+ WHERE a.what IN ('sorts', 'rows')
+ GROUP BY a.what ORDER BY a.what;
+SELECT a.detail = CASE current_setting('gpusort.engine') WHEN 'cpu' THEN 'CPU' ELSE 'GPU' END
+       OR (current_setting('gpusort.engine') <> 'cpu' AND a.detail = 'CPU'
+           AND (SELECT count(*) FROM gpusort_gpus) = 0) AS counted_by_its_engine
+  FROM gpusort_stat a JOIN stat_before b USING (what, detail)
+ WHERE a.what = 'sorts' AND a.value > b.value;
+
+-- forced to the GPU: where the service has none, the CPU sorts and says why
+SET gpusort.engine = gpu;
+SET gpusort.gpu_min_rows = 0;
+DROP TABLE stat_before;
+CREATE TEMP TABLE stat_before AS SELECT * FROM gpusort_stat;
+SELECT gs_check('SELECT k FROM gs_svc ORDER BY k DESC');
+SELECT (SELECT count(*) FROM gpusort_gpus) > 0
+       OR sum(a.value - b.value) FILTER (WHERE a.what = 'fallbacks' AND a.detail = 'no usable GPU') = 1
+       AS fallback_counted
+  FROM gpusort_stat a JOIN stat_before b USING (what, detail);
+CREATE FUNCTION pg_temp.explain_text(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+  line text;
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    RETURN NEXT line;
+  END LOOP;
+END $$;
+SELECT (SELECT count(*) FROM gpusort_gpus) > 0
+       OR bool_or(line LIKE '%Fallback: no usable GPU%') AS explain_says_why
+  FROM pg_temp.explain_text('SELECT k FROM gs_svc ORDER BY k') AS line;
+RESET gpusort.engine;
+RESET gpusort.gpu_min_rows;
+
+-- server settings
+SELECT name, setting, unit, context FROM pg_settings
+ WHERE name IN ('gpusort.gpu_devices', 'gpusort.service_gpu_memory_percent',
+                'gpusort.service_staging', 'gpusort.service_max_wait',
+                'gpusort.pinned_cache', 'gpusort.gpu_min_rows')
+ ORDER BY name;
+SET gpusort.gpu_devices = '0';
+SET gpusort.service_staging = '1GB';
+SET gpusort.service_gpu_memory_percent = 90;
+SET gpusort.service_max_wait = '10ms';
+RESET gpusort.service_max_wait;
+
+DROP TABLE gs_svc;
+DROP TABLE stat_before;
