@@ -6,6 +6,7 @@ The scaling run of sorts that outgrow memory: for each row count in
 
   s   s_N(k int8, f float8)    k and f pseudo-random (hashes of the row number)
   p   p_N(k int8, pad text)    pad = md5(row number), 32 characters
+  t   t_N(k int8, pad text, f float8)   both of the above
 
 it builds the table (UNLOGGED, loaded by --load-jobs parallel INSERTs,
 VACUUM ANALYZE, one scan to warm the caches), times
@@ -81,10 +82,13 @@ SHAPES = {
           "hashint8extended(g, 42), "
           "(hashint8extended(g, 7) & 9007199254740991)::float8 / 9007199254740992"),
     "p": ("k int8, pad text", "hashint8extended(g, 42), md5(g::text)"),
+    "t": ("k int8, pad text, f float8",
+          "hashint8extended(g, 42), md5(g::text), "
+          "(hashint8extended(g, 7) & 9007199254740991)::float8 / 9007199254740992"),
 }
 # bytes per row on disk, roughly (tuple header, data, line pointer): for
 # the warning when the disk looks too small for table plus spill files
-SHAPE_BYTES = {"s": 44, "p": 80}
+SHAPE_BYTES = {"s": 44, "p": 80, "t": 88}
 
 
 def log(msg):
@@ -402,7 +406,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", default="10000000,50000000,100000000,300000000",
                     help="row counts, comma-separated")
-    ap.add_argument("--tables", default="s,p", help="table shapes: s, p")
+    ap.add_argument("--tables", default="s,p", help="table shapes: s, p, t")
     ap.add_argument("--settings", default="native,gpu,cpu",
                     help="settings, comma-separated: %s, or ones given by --define" % ", ".join(SETTINGS))
     ap.add_argument("--define", action="append", default=[], metavar="NAME:GUC=VAL[,GUC=VAL]",

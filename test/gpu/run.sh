@@ -40,11 +40,11 @@ cpu=$(grep -c 'gpusort: .* sorted by CPU' "$log" 2>/dev/null || true)
 comparators=$(grep -c 'gpusort: .* sorted by PostgreSQL comparators' "$log" 2>/dev/null || true)
 spilled=$(grep 'gpusort: .* sorted by' "$log" 2>/dev/null | grep -vc ' in 1 runs ' || true)
 # injected faults (sql/150_reliability.sql) are not GPU failures
-gpu_errors=$(grep 'gpusort: ' "$log" 2>/dev/null | grep -v '(injected fault)' | grep -c 'fallback: .*GPU:' || true)
+gpu_errors=$(grep 'gpusort: ' "$log" 2>/dev/null | grep -v '(injected fault)' | grep -Ec 'fallback: .*GPU( service)?:' || true)
 echo "sorts in the regression suite: GPU $gpu, CPU $cpu, comparators $comparators; $spilled sorts wrote runs; GPU failures $gpu_errors"
 grep 'gpusort: ' "$log" | grep 'sorted by CPU' | sed 's/.*gpusort: /  CPU: /; s/ (load .*//' | sort | uniq -c | sort -rn | head -10
 if [ "${gpu:-0}" -eq 0 ] || [ "${gpu_errors:-0}" -ne 0 ]; then
-  grep 'fallback: .*GPU:' "$log" | grep -v '(injected fault)' | head -5
+  grep -E 'fallback: .*GPU( service)?:' "$log" | grep -v '(injected fault)' | head -5
   echo "FAIL: the GPU did not do the sorts"
   status=1
 fi
