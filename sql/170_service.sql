@@ -68,7 +68,7 @@ RESET gpusort.gpu_min_rows;
 SELECT name, setting, unit, context FROM pg_settings
  WHERE name IN ('gpusort.gpu_devices', 'gpusort.service_gpu_memory_percent',
                 'gpusort.service_staging', 'gpusort.service_max_wait',
-                'gpusort.pinned_cache', 'gpusort.gpu_min_rows')
+                'gpusort.pinned_cache')
  ORDER BY name;
 SET gpusort.gpu_devices = '0';
 SET gpusort.service_staging = '1GB';

@@ -312,12 +312,20 @@ check_device_lost(void)
 	}
 }
 
-/* Bytes a request needs reserved for n records, at least its estimate. */
+/*
+ * Bytes a request needs reserved for n records: the CUDA side's estimate,
+ * and room for what it allocates beside its arrays (statistics, a partial
+ * last chunk), so that a sort that keeps to its estimate keeps to its
+ * reservation.
+ */
 static Size
 request_bytes(ServiceRequest *req, Size n)
 {
-	return gscuda_sort_bytes(req->key_words, (GsCudaAlgorithm) req->algorithm,
-							 Max(n, (Size) 1));
+	Size		estimate = gscuda_sort_bytes(req->key_words,
+											 (GsCudaAlgorithm) req->algorithm,
+											 Max(n, (Size) 1));
+
+	return estimate + estimate / 16 + ((Size) 16 << 20);
 }
 
 /*
