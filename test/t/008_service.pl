@@ -1,0 +1,135 @@
+# 008_service.pl: the GPU service as a process of the server.
+#
+#  1. the postmaster starts the worker (a backend of its own kind in
+#     pg_stat_activity), and gpusort_gpus lists a GPU exactly when
+#     gpusort_info() says the GPU engine is usable;
+#  2. pg_terminate_backend() of the worker: it exits, the postmaster starts
+#     a new one, and sorts go on (right) meanwhile and afterwards;
+#  3. SIGKILL of the worker: the postmaster restarts the server (as for any
+#     process attached to shared memory) and the worker comes back;
+#  4. a backend terminated while its sort holds a request (an injected
+#     delay just before the engine's sort): afterwards no GPU keeps a sort
+#     running or memory reserved, and new sessions sort right;
+#  5. 100 sessions sorting at once (pgbench, each transaction checking
+#     its own order): no failure, every sort counted by gpusort_stat, and
+#     nothing left running or reserved on any GPU.
+# gpusort.engine comes from $ENV{GPUSORT_ENGINE} (default cpu; gpu in the
+# GPU suite, where the requests really reach the service).
+use strict;
+use warnings;
+
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+use FindBin;
+use lib $FindBin::RealBin;
+use GpuSortNode;
+
+# the test cluster turns restart_after_crash off; a server restarts by default
+my $node = gpusort_node('service',
+	conf => "max_connections = 130\ngpusort.gpu_min_rows = 0\nrestart_after_crash = on\n");
+big_table($node, 200000);
+$node->safe_psql('postgres', 'CREATE EXTENSION IF NOT EXISTS gpusort');
+my $check = q{SELECT md5(string_agg(k || ':' || id, ',')), count(*) FROM (SELECT k, id FROM big ORDER BY k, id) x};
+my $native = $node->safe_psql('postgres', "SET gpusort.enabled = off; $check");
+
+my $service_q = q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'gpusort GPU service'};
+
+sub service_pid
+{
+	return $node->safe_psql('postgres', $service_q);
+}
+
+sub wait_for_new_service
+{
+	my ($old) = @_;
+	return $node->poll_query_until('postgres',
+		qq{SELECT count(*) = 1 FROM pg_stat_activity
+		    WHERE backend_type = 'gpusort GPU service' AND pid <> $old});
+}
+
+sub nothing_reserved
+{
+	my ($what) = @_;
+	ok( $node->poll_query_until('postgres',
+			q{SELECT count(*) = 0 FROM gpusort_gpus WHERE running <> 0 OR memory_in_use <> 0}),
+		"$what: no GPU keeps a sort running or memory reserved");
+}
+
+# 1. started by the postmaster
+my $pid1 = service_pid();
+like($pid1, qr/^\d+$/, 'the GPU service runs');
+is( $node->safe_psql('postgres',
+		q{SELECT ((SELECT count(*) FROM gpusort_gpus) > 0) = (engines = 'gpu, cpu') FROM gpusort_info()}),
+	't', 'gpusort_gpus agrees with gpusort_info');
+is($node->safe_psql('postgres', $check), $native, 'a sort is right');
+
+# 2. pg_terminate_backend of the worker
+my $log_offset = -s $node->logfile;
+is($node->safe_psql('postgres', "SELECT pg_terminate_backend($pid1)"), 't',
+	'the worker can be terminated');
+is($node->safe_psql('postgres', $check), $native, 'a sort while the worker restarts is right');
+ok(wait_for_new_service($pid1), 'the postmaster starts a new worker');
+like(slurp_file($node->logfile, $log_offset),
+	qr/background worker "gpusort GPU service" \(PID $pid1\) exited with exit code 1/,
+	'the worker exited, to be restarted');
+is($node->safe_psql('postgres', $check), $native, 'a sort after the restart is right');
+
+# 3. SIGKILL of the worker: a crash restart of the server
+my $pid2 = service_pid();
+$log_offset = -s $node->logfile;
+kill 'KILL', $pid2;
+ok(wait_for_new_service($pid2), 'after SIGKILL, the worker comes back');
+like(slurp_file($node->logfile, $log_offset),
+	qr/terminated by signal 9/, 'the postmaster saw the worker killed');
+is($node->safe_psql('postgres', $check), $native, 'a sort after the crash restart is right');
+
+# 4. a backend terminated while its sort holds a request
+my $tmp = PostgreSQL::Test::Utils::tempdir();
+append_to_file("$tmp/held.sql", qq{SET gpusort.inject_fault = 'delay:sort:30000';
+SET gpusort.engine = '@{[gpusort_engine()]}';
+SELECT /* held_request */ count(*) FROM (SELECT k FROM big ORDER BY k OFFSET 0) x;
+});
+my $h = IPC::Run::start([ 'psql', '-XAtq', '-d', $node->connstr('postgres'), '-f', "$tmp/held.sql" ],
+	'>', "$tmp/held.out", '2>', "$tmp/held.err");
+$node->poll_query_until('postgres', q{
+	SELECT count(*) = 1 FROM pg_stat_activity
+	 WHERE query LIKE '%held_request%' AND pid <> pg_backend_pid() AND state = 'active'
+	   AND now() - query_start > interval '1 s'})
+  or die 'the held sort did not start';
+my $held = $node->safe_psql('postgres', q{
+	SELECT pid FROM pg_stat_activity
+	 WHERE query LIKE '%held_request%' AND pid <> pg_backend_pid() AND state = 'active'});
+$node->safe_psql('postgres', "SELECT pg_terminate_backend($held)");
+$h->finish;
+like(slurp_file("$tmp/held.err"), qr/terminating connection due to administrator command/,
+	'the backend was terminated in its sort');
+nothing_reserved('after the terminated backend');
+is($node->safe_psql('postgres', $check), $native, 'a sort after it is right');
+
+# 5. 100 sessions at once
+append_to_file("$tmp/sorts.sql", q{\set lo random(1, 150000)
+SELECT CASE WHEN count(*) = 20000 AND bool_and(prev IS NULL OR prev <= k) THEN 1 ELSE 1 / (0 * count(*))::int END
+  FROM (SELECT k, lag(k) OVER () AS prev
+          FROM (SELECT k FROM big WHERE id BETWEEN :lo AND :lo + 19999 ORDER BY k OFFSET 0) s) t;
+});
+my $before = $node->safe_psql('postgres', q{SELECT sum(value) FROM gpusort_stat WHERE what = 'sorts'});
+my ($out, $err) = ('', '');
+my $ok = IPC::Run::run(
+	[ 'pgbench', '-n', '-c', '100', '-j', '4', '-t', '3', '-f', "$tmp/sorts.sql",
+	  '-d', $node->connstr('postgres') ],
+	'>', \$out, '2>', \$err);
+ok($ok, '100 sessions sorting at once: pgbench succeeds') or diag($err);
+like($out, qr/number of transactions actually processed: 300\b/, 'every transaction ran');
+unlike($out, qr/number of failed transactions: [1-9]/, 'none failed');
+my $after = $node->safe_psql('postgres', q{SELECT sum(value) FROM gpusort_stat WHERE what = 'sorts'});
+cmp_ok($after - $before, '>=', 300, 'gpusort_stat counted every sort');
+nothing_reserved('after 100 sessions');
+is($node->safe_psql('postgres',
+		q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'gpusort GPU service'}),
+	'1', 'one worker throughout');
+
+$node->stop;
+done_testing();
