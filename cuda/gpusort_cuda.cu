@@ -889,6 +889,12 @@ gscuda_sort_set_mem_limit(GsCudaSort *sort, size_t mem_limit)
 		sort->mem.limit = mem_limit;
 }
 
+GS_EXPORT size_t
+gscuda_sort_memory(GsCudaSort *sort)
+{
+	return sort ? sort->mem.peak : 0;
+}
+
 GS_EXPORT int
 gscuda_device_count(char *errbuf, size_t errlen)
 {

@@ -133,6 +133,9 @@ extern GsCudaSort *gscuda_sort_begin(int key_words, size_t chunk_records,
 /* Change the cap on the GPU memory the sort may take (0: none). */
 extern void gscuda_sort_set_mem_limit(GsCudaSort *sort, size_t mem_limit);
 
+/* The most GPU memory the sort has held at once so far. */
+extern size_t gscuda_sort_memory(GsCudaSort *sort);
+
 /* Pinned host buffer for chunk chunkno (chunk_records * key_words words). */
 extern uint64_t *gscuda_sort_chunk(GsCudaSort *sort, size_t chunkno,
 								   char *errbuf, size_t errlen);

@@ -22,8 +22,9 @@
  *	- finishing requests: sorted, and the permutation streamed back through
  *	  free slots.
  *
- * A sort that outgrows its estimate asks the budget for more as its chunks
- * arrive, and fails (its backend sorts on the CPU) if the budget has none.
+ * A sort may grow past its estimate into what its device's budget has left;
+ * what it really holds is then reserved, and a sort that would need more
+ * than the budget has left fails (its backend sorts on the CPU).
  * A failed CUDA call fails only the request it belongs to.  A sticky error
  * leaves the device's context unusable: the service then fails every
  * request in flight and exits, and the postmaster starts a fresh one with
@@ -299,6 +300,8 @@ fail_request(int i, const char *why)
 }
 
 #ifdef GPUSORT_USE_CUDA
+static void account_usage(int i);
+
 /* After a failed CUDA call: a lost device ends this incarnation. */
 static void
 check_device_lost(void)
@@ -410,8 +413,12 @@ open_sort(int i)
 	ActiveSort *as = &active[i];
 	ServiceDevice *dev = &svc->devices[as->device];
 	char		err[256];
-	Size		limit = req->reserved_bytes;
+	Size		limit;
 
+	LWLockAcquire(svc->lock, LW_SHARED);
+	limit = req->reserved_bytes +
+		(dev->budget_bytes > dev->reserved_bytes ? dev->budget_bytes - dev->reserved_bytes : 0);
+	LWLockRelease(svc->lock);
 	if (req->mem_limit > 0)
 		limit = Min(limit, req->mem_limit);
 	if (gscuda_select_device(dev->cuda_device) != 0)
@@ -431,36 +438,46 @@ open_sort(int i)
 		fail_request(i, err);
 		return;
 	}
+	account_usage(i);
 	service_wake_backend(req);
 }
 
 /*
- * More records than the reservation covers: take more from the device's
- * budget, or fail.
+ * Before a call that may allocate on the device: the sort may grow into
+ * what its device's budget has left, beyond its own reservation (its
+ * estimate), but no further, and never past the session's
+ * gpusort.gpu_memory.
  */
-static bool
-grow_reservation(int i, Size records)
+static void
+set_sort_limit(int i)
 {
 	ServiceRequest *req = &svc->requests[i];
 	ServiceDevice *dev = &svc->devices[active[i].device];
-	Size		need = request_bytes(req, records);
-	bool		ok = true;
+	Size		limit;
 
-	if (need <= req->reserved_bytes)
-		return true;
-	LWLockAcquire(svc->lock, LW_EXCLUSIVE);
-	if (dev->reserved_bytes - req->reserved_bytes + need > dev->budget_bytes ||
-		(req->mem_limit > 0 && need > req->mem_limit))
-		ok = false;
-	else
-	{
-		dev->reserved_bytes += need - req->reserved_bytes;
-		req->reserved_bytes = need;
-	}
+	LWLockAcquire(svc->lock, LW_SHARED);
+	limit = req->reserved_bytes +
+		(dev->budget_bytes > dev->reserved_bytes ? dev->budget_bytes - dev->reserved_bytes : 0);
 	LWLockRelease(svc->lock);
-	if (ok)
-		gscuda_sort_set_mem_limit(active[i].sort, need);
-	return ok;
+	if (req->mem_limit > 0)
+		limit = Min(limit, req->mem_limit);
+	gscuda_sort_set_mem_limit(active[i].sort, Max(limit, (Size) 1));
+}
+
+/* After it: what the sort has really taken is reserved, if more. */
+static void
+account_usage(int i)
+{
+	ServiceRequest *req = &svc->requests[i];
+	ServiceDevice *dev = &svc->devices[active[i].device];
+	Size		used = gscuda_sort_memory(active[i].sort);
+
+	if (used <= req->reserved_bytes)
+		return;
+	LWLockAcquire(svc->lock, LW_EXCLUSIVE);
+	dev->reserved_bytes += used - req->reserved_bytes;
+	req->reserved_bytes = used;
+	LWLockRelease(svc->lock);
 }
 
 /* Copy one slot of keys into its sort's chunk, and ship a full chunk. */
@@ -489,11 +506,7 @@ take_keys(int slotno)
 	{
 		Size		records = slot->chunkno * GPUSORT_CHUNK_RECORDS + slot->chunk_records;
 
-		if (!grow_reservation(i, records))
-		{
-			fail_request(i, "no GPU memory left in the budget for a sort larger than expected");
-			return;
-		}
+		set_sort_limit(i);
 		if (gscuda_sort_submit(as->sort, slot->chunkno, slot->chunk_records,
 							   err, sizeof(err)) != 0)
 		{
@@ -501,6 +514,7 @@ take_keys(int slotno)
 			fail_request(i, err);
 			return;
 		}
+		account_usage(i);
 		as->records_in = Max(as->records_in, records);
 	}
 	pg_atomic_fetch_add_u64(&svc->bytes_to_gpu, slot->nwords * sizeof(uint64));
@@ -519,17 +533,14 @@ finish_sort(int i)
 
 	memset(&stats, 0, sizeof(stats));
 	(void) gscuda_select_device(svc->devices[as->device].cuda_device);
-	if (!grow_reservation(i, req->nrecords))
-	{
-		fail_request(i, "no GPU memory left in the budget for a sort larger than expected");
-		return;
-	}
+	set_sort_limit(i);
 	if (gscuda_sort_finish(as->sort, req->nrecords, &perm, &stats, err, sizeof(err)) != 0)
 	{
 		check_device_lost();
 		fail_request(i, err);
 		return;
 	}
+	account_usage(i);
 	as->perm = perm;
 	as->delivered = 0;
 	INSTR_TIME_SET_CURRENT(now);
