@@ -154,14 +154,30 @@ _PG_init(void)
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
 
-	DefineCustomStringVariable("gpusort.gpu_devices",
-							   "CUDA devices the GPU service sorts on: all, none, or a "
-							   "comma-separated list of device numbers.",
-							   NULL,
-							   &gpusort_gpu_devices,
-							   "all",
-							   PGC_POSTMASTER, 0,
-							   NULL, NULL, NULL);
+	/*
+	 * The GPU service's server-start settings exist only where the service
+	 * does: a library loaded after server start may not define them.
+	 */
+	if (process_shared_preload_libraries_in_progress)
+	{
+		DefineCustomStringVariable("gpusort.gpu_devices",
+								   "CUDA devices the GPU service sorts on: all, none, or a "
+								   "comma-separated list of device numbers.",
+								   NULL,
+								   &gpusort_gpu_devices,
+								   "all",
+								   PGC_POSTMASTER, 0,
+								   NULL, NULL, NULL);
+
+		DefineCustomIntVariable("gpusort.service_staging",
+								"Shared memory through which backends and the GPU service "
+								"exchange keys and results.",
+								"Reserved at server start, in slots of 1 MB; at least 4 slots.",
+								&gpusort_service_staging_kb,
+								64 * 1024, 4 * 1024, 16 * 1024 * 1024,
+								PGC_POSTMASTER, GUC_UNIT_KB,
+								NULL, NULL, NULL);
+	}
 
 	DefineCustomIntVariable("gpusort.service_gpu_memory_percent",
 							"Share of each GPU's memory that the GPU service's sorts may "
@@ -171,15 +187,6 @@ _PG_init(void)
 							&gpusort_service_gpu_memory_pct,
 							50, 1, 95,
 							PGC_SIGHUP, 0,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("gpusort.service_staging",
-							"Shared memory through which backends and the GPU service "
-							"exchange keys and results.",
-							"Reserved at server start, in slots of 1 MB; at least 4 slots.",
-							&gpusort_service_staging_kb,
-							64 * 1024, 4 * 1024, 16 * 1024 * 1024,
-							PGC_POSTMASTER, GUC_UNIT_KB,
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("gpusort.service_max_wait",

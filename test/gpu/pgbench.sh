@@ -112,7 +112,7 @@ for mode in on off; do
     status=1
   fi
   if [ "$mode" = on ]; then
-    sorted=$((by_gpu + by_cpu + by_ts))
+    sorted=$((by_gpu + by_cpu + by_cmp))
     if [ "$sorted" -eq 0 ]; then echo "FAIL: no GpuSort ran"; status=1; fi
     if [ "$engine" = gpu ] && [ "$by_gpu" -eq 0 ]; then echo "FAIL: the GPU did no sort"; status=1; fi
   fi
