@@ -12,14 +12,16 @@
 #  1. the coordinator's plan (EXPLAIN VERBOSE) is a Merge Append over one
 #     Foreign Scan a shard, whose Remote SQL ends in the query's ORDER BY,
 #     and sorts nothing itself;
-#  2. every shard ran that remote query with a GpuSort that sorted all of
-#     its rows (auto_explain in the shard's log);
+#  2. every shard ran that remote query with a GpuSort of all its rows
+#     (auto_explain in the shard's log);
 #  3. the result is, row for row, that of PostgreSQL's own Sort
-#     (gpusort.enabled = off) of the same rows in one local table;
-# and that ORDER BY on a column under a collation other than its own (an
-# explicit COLLATE) is not pushed to the shards, as postgres_fdw cannot
-# know the remote collation of an expression: the coordinator then sorts,
-# with GpuSort, and the result is still PostgreSQL's.
+#     (gpusort.enabled = off) of the same rows in one local table.
+# First with postgres_fdw's default options, then with use_remote_estimate,
+# where queries with a small LIMIT need fdw_tuple_cost raised to be sent
+# to the shards.  Last, an ORDER BY under a collation other than the
+# column's own (an explicit COLLATE) is not sent to the shards, as
+# postgres_fdw cannot know that the remote server has it: the coordinator
+# sorts, with GpuSort, and the result is still PostgreSQL's.
 # gpusort.engine comes from $ENV{GPUSORT_ENGINE} (default cpu).
 use strict;
 use warnings;
@@ -87,8 +89,8 @@ sub rows_sql
 	my $word = q{(ARRAY['apple', 'Apple', 'Äpfel', 'apfel', 'banana', 'Banana', 'bänk',
   'café', 'cafe', 'Cafe', 'co-op', 'coop', 'Co op', 'zebra', 'Zebra', 'éclair', 'eclair',
   'Ölig', 'ølen', 'straße', 'strasse', '10', '9', 'a b', 'ab', '', 'Ωmega', 'émile',
-  'Emil', 'x-ray', 'xray'])[1 + abs(hashint4(g + %d)) %% 31]
-  || CASE WHEN g %% 3 = 0 THEN ' ' || (abs(hashint4(g * 7 + %d)) %% 500)::text ELSE '' END};
+  'Emil', 'x-ray', 'xray'])[1 + (hashint4(g + %d) & 2147483647) %% 31]
+  || CASE WHEN g %% 3 = 0 THEN ' ' || ((hashint4(g * 7 + %d) & 2147483647) %% 500)::text ELSE '' END};
 	my @text = map { sprintf $word, $_, $_ } 11 .. 12 + keys %collations;
 	my $texts = join ",\n         ",
 	  map { "CASE WHEN g % " . (89 + 2 * $_) . " = 0 THEN NULL ELSE $text[$_] END" } 0 .. $#text;
@@ -204,17 +206,22 @@ sub first_difference
 	return undef;
 }
 
-for my $q (@queries)
+# Checks that query runs as a Merge Append of the shards' sorted streams,
+# each shard sending its rows sorted by order_by with a GpuSort of all its
+# rows, and that its result is PostgreSQL's Sort's.
+sub check_pushed
 {
-	my ($query, $order_by) = @$q;
+	my ($query, $order_by) = @_;
 	my $plan = $coord->safe_psql('sh', "EXPLAIN (VERBOSE, COSTS OFF) $query");
 
-	# 1. Merge Append over the shards' sorted Foreign Scans
-	like($plan, qr/\AMerge Append\n/, "$query: the coordinator merges");
+	# 1. Merge Append (under a Limit, for one) over the shards' sorted
+	# Foreign Scans
+	like($plan, qr/\A(?:Limit\n(?:\s.*\n)*?\s*->  )?Merge Append\n/, "$query: the coordinator merges")
+	  or diag($plan);
 	unlike($plan, qr/(?:^|->  )(?:Sort|Incremental Sort|Custom Scan \(GpuSort\))\n/m,
 		"$query: the coordinator sorts nothing itself");
 	my @remote = $plan =~ /^\s*Remote SQL: (.*)$/mg;
-	my $pushed = grep { /FROM public\.part ORDER BY \Q$order_by\E$/ } @remote;
+	my $pushed = grep { /FROM public\.part(?: WHERE .*)? ORDER BY \Q$order_by\E$/ } @remote;
 	is($pushed, $nshards, "$query: ORDER BY $order_by sent to every shard")
 	  or diag($plan);
 
@@ -230,14 +237,38 @@ for my $q (@queries)
 		my ($entry) = $log =~ /(Query Text: DECLARE \S+ CURSOR FOR\s+SELECT .*? ORDER BY \Q$order_by\E\n.*?)(?=^\S|\z)/ms;
 		ok(defined $entry, "$query: shard " . ($i + 1) . " logged the remote query")
 		  or diag($log);
+		# Records: what the sort read, all of the shard's rows that pass
+		# the WHERE clause, whatever a LIMIT took of its output
+		my $records = $shards[$i]->safe_psql('sh',
+			'SELECT count(*) FROM part' . ($query =~ /( WHERE [^(]*?) ORDER BY/ ? $1 : ''));
 		like($entry // '',
-			qr/^\s*Custom Scan \(GpuSort\)  \(cost=[^)]*\) \(actual rows=$rows_per_shard loops=1\)\n(?:\s{3,}.*\n)*?\s*Records: $rows_per_shard\n/m,
-			"$query: shard " . ($i + 1) . " sorted its $rows_per_shard rows with GpuSort");
+			qr/^\s*Custom Scan \(GpuSort\)  \(cost=[^)]*\) \(actual rows=\d+ loops=1\)\n(?:\s{3,}.*\n)*?\s*Records: $records\n/m,
+			"$query: shard " . ($i + 1) . " sorted its $records rows with GpuSort");
 	}
 	my $diff = first_difference($got, $want);
 	ok(!defined $diff, "$query: the rows of PostgreSQL's Sort, in its order")
 	  or diag($diff);
+	return;
 }
+
+# With postgres_fdw's defaults, every ORDER BY on the table's own columns
+# reaches the shards.
+check_pushed(@$_) for @queries;
+
+# use_remote_estimate asks the shards for their plans' costs, the cost of a
+# full sort included; a query with a small LIMIT then looks cheaper
+# fetching every row and keeping the first ones on the coordinator (a
+# top-N heapsort), unless fdw_tuple_cost says what shipping a row costs:
+# 0.1, ten times the default, ten times cpu_tuple_cost.
+for my $s (1 .. $nshards)
+{
+	$coord->safe_psql('sh',
+		"ALTER SERVER shard$s OPTIONS (ADD use_remote_estimate 'true', ADD fdw_tuple_cost '0.1')");
+}
+check_pushed('SELECT k, id FROM t ORDER BY k, id LIMIT 10', 'k ASC NULLS LAST, id ASC NULLS LAST');
+check_pushed('SELECT * FROM t WHERE k < 0 ORDER BY tc DESC, id LIMIT 100',
+	'tc DESC NULLS FIRST, id ASC NULLS LAST');
+check_pushed('SELECT ts, id FROM t ORDER BY ts, id', 'ts ASC NULLS LAST, id ASC NULLS LAST');
 
 # An explicit COLLATE other than the column's own: postgres_fdw sends no
 # such ORDER BY (the remote server might not have the collation, or name
