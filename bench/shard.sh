@@ -16,9 +16,10 @@
 # libpq options; the servers' own configuration only sizes their memory:
 # shared_buffers COORD_SHARED_BUFFERS (default 4GB, it holds the single
 # server's table) and SHARD_SHARED_BUFFERS (default 1GB each).  With the
-# defaults five servers hold 8 GB of shared buffers and at most one sort
-# runs at a time (the coordinator's statement drives the shards one after
-# another), within the GPU host's 128 GB.  Without a GPU, pass --settings
+# defaults five servers hold 8 GB of shared buffers; the shards sort one
+# after another (Merge Append starts its inputs in turn), each keeping its
+# sorted part until the coordinator has read it: on the GPU host (128 GB)
+# 40M rows fit several times over.  Without a GPU, pass --settings
 # native,cpu.  The servers' directories are under $BENCH_DIR (default
 # /tmp/gpusort-shard), their ports from $PGSERVER_PORT (default 54340) up.
 #
