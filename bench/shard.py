@@ -16,7 +16,7 @@ client's share is nothing; on the sharded table every row still crosses
 from its shard to the coordinator):
 
   k      SELECT <cols> FROM <t> ORDER BY k OFFSET <rows>
-  fk     SELECT <cols> FROM <t> ORDER BY f, k OFFSET <rows>   (table s)
+  fk     SELECT <cols> FROM <t> ORDER BY f, k OFFSET <rows>   (tables s, t)
   scan   SELECT <cols> FROM <t> OFFSET <rows>   (no sort: for the sharded
          table, how fast the coordinator takes in the shards' rows; one
          fresh and at most one warm run, native only)
@@ -268,7 +268,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shards", required=True, help="the shard servers: HOST:PORT,... (host: a socket directory)")
     ap.add_argument("--rows", type=int, default=40000000)
-    ap.add_argument("--table", default="s", help="table shape of bench/scale.py: s or p")
+    ap.add_argument("--table", default="t", help="table shape of bench/scale.py: %s" % ", ".join(scale.SHAPES))
     ap.add_argument("--queries", default="k,scan", help="queries, comma-separated: %s" % ", ".join(QUERIES))
     ap.add_argument("--settings", default="native,gpu",
                     help="settings of bench/scale.py, comma-separated: %s" % ", ".join(scale.SETTINGS))
@@ -298,8 +298,8 @@ def main():
     for q in args.queries:
         if q not in QUERIES:
             sys.exit("unknown query %s (known: %s)" % (q, ", ".join(QUERIES)))
-        if q == "fk" and args.table != "s":
-            sys.exit("query fk needs table s")
+        if q == "fk" and " f " not in " %s," % scale.SHAPES.get(args.table, ("",))[0]:
+            sys.exit("query fk needs a table with f (s or t)")
     for d in args.define:
         name, _, spec = d.partition(":")
         scale.SETTINGS[name] = dict(kv.split("=", 1) for kv in spec.split(",") if kv)

@@ -19,7 +19,10 @@
 # defaults five servers hold 8 GB of shared buffers; the shards sort one
 # after another (Merge Append starts its inputs in turn), each keeping its
 # sorted part until the coordinator has read it: on the GPU host (128 GB)
-# 40M rows fit several times over.  Without a GPU, pass --settings
+# 40M rows fit several times over.  Each server has its own GPU service on
+# the same GPU; their budgets (gpusort.service_gpu_memory_percent) are
+# SHARD_GPU_PERCENT (default 15) a shard and COORD_GPU_PERCENT (default
+# 30), 90 % of the device in all.  Without a GPU, pass --settings
 # native,cpu.  The servers' directories are under $BENCH_DIR (default
 # /tmp/gpusort-shard), their ports from $PGSERVER_PORT (default 54340) up.
 #
@@ -51,11 +54,13 @@ common=("shared_preload_libraries = 'gpusort'" "jit = off" "max_parallel_workers
 shards=()
 for i in $(seq 1 "${SHARDS:-4}"); do
   PGSERVER_PORT=$((port + i)) pgserver_start "$base/shard$i" "${common[@]}" \
-    "shared_buffers = '${SHARD_SHARED_BUFFERS:-1GB}'"
+    "shared_buffers = '${SHARD_SHARED_BUFFERS:-1GB}'" \
+    "gpusort.service_gpu_memory_percent = ${SHARD_GPU_PERCENT:-15}"
   shards+=("$base/shard$i:$((port + i))")
 done
 # the coordinator last: PGHOST and PGPORT are then its
 PGSERVER_PORT=$port pgserver_start "$base/coordinator" "${common[@]}" \
-  "shared_buffers = '${COORD_SHARED_BUFFERS:-4GB}'"
+  "shared_buffers = '${COORD_SHARED_BUFFERS:-4GB}'" \
+  "gpusort.service_gpu_memory_percent = ${COORD_GPU_PERCENT:-30}"
 psql -X -q -c "CREATE EXTENSION gpusort" -c "SELECT * FROM gpusort_info()"
 cd "$root" && PYTHONUNBUFFERED=1 python3 bench/shard.py --shards "$(IFS=,; echo "${shards[*]}")" "$@"
