@@ -134,7 +134,9 @@ def load(args, shards, shape):
                   "CREATE USER MAPPING FOR CURRENT_USER SERVER shard%d;" % i,
                   "CREATE FOREIGN TABLE t_shard%d PARTITION OF t FOR VALUES FROM (%d) TO (%d) "
                   "SERVER shard%d OPTIONS (table_name 'part');" % (i, lo, hi + 1, i)]
-    setup.append("ANALYZE t;")
+    # No ANALYZE t: postgres_fdw of PostgreSQL 15 samples a foreign table by
+    # reading all of it, as long as the scan itself; the ORDER BY reaches
+    # the shards on the default estimates too (check_plan makes sure).
     psql("\n".join(setup))
     return single, facts
 
