@@ -46,8 +46,8 @@ make -C "$root" -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG"
 make -C "$root" -s PG_CONFIG="$PG_CONFIG" install
 
 source "$root/bench/pgserver.sh"
-trap pgserver_stop_all EXIT
 base=${BENCH_DIR:-/tmp/gpusort-shard}
+trap 'pgserver_stop_all; rmdir "$base" 2>/dev/null || true' EXIT
 port=${PGSERVER_PORT:-54340}
 common=("shared_preload_libraries = 'gpusort'" "jit = off" "max_parallel_workers_per_gather = 0"
         "max_connections = 30")
