@@ -3,11 +3,15 @@
 #   pgserver_start DIR 'setting = value' ...   # initdb + start, socket in DIR
 #   psql ...                                   # PGHOST/PGPORT/PGUSER are set
 #   pgserver_stop                              # stop and remove DIR
+# For several servers at once, call pgserver_start once for each, with its
+# own DIR and PGSERVER_PORT (PGHOST and PGPORT are then the last one's),
+# and pgserver_stop_all at the end.
 # As root the server runs as an unprivileged user (GPUSORT_TEST_USER,
 # default postgres), since PostgreSQL refuses to run as root.
 
 PG_CONFIG=${PG_CONFIG:-pg_config}
 PGSERVER_BIN=$("$PG_CONFIG" --bindir)
+PGSERVER_ALL=()
 
 _pgserver_as() {
   if [ "$(id -u)" = 0 ]; then
@@ -37,6 +41,7 @@ pgserver_start() {
   } >> "$PGSERVER_DIR/data/postgresql.conf"
   _pgserver_as "$PGSERVER_BIN/pg_ctl" -D "$PGSERVER_DIR/data" -l "$PGSERVER_DIR/server.log" -w start >/dev/null \
     || { tail -20 "$PGSERVER_DIR/server.log"; return 1; }
+  PGSERVER_ALL+=("$PGSERVER_DIR")
   export PGHOST=$PGSERVER_DIR PGPORT=${PGSERVER_PORT:-54329} PGUSER=postgres PGDATABASE=postgres
   export PATH=$PGSERVER_BIN:$PATH
 }
@@ -45,5 +50,16 @@ pgserver_stop() {
   [ -n "${PGSERVER_DIR:-}" ] || return 0
   _pgserver_as "$PGSERVER_BIN/pg_ctl" -D "$PGSERVER_DIR/data" -m fast stop >/dev/null 2>&1 || true
   rm -rf "$PGSERVER_DIR"
+  PGSERVER_DIR=
+}
+
+# every server pgserver_start started, stopped and removed
+pgserver_stop_all() {
+  local dir
+  for dir in "${PGSERVER_ALL[@]}"; do
+    _pgserver_as "$PGSERVER_BIN/pg_ctl" -D "$dir/data" -m fast stop >/dev/null 2>&1 || true
+    rm -rf "$dir"
+  done
+  PGSERVER_ALL=()
   PGSERVER_DIR=
 }
