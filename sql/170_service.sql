@@ -9,6 +9,8 @@
 -- * gpusort_stat counts each sort once, by the engine that ordered it, with
 --   its rows; a sort forced to the GPU where the service has none counts a
 --   fallback and says why in EXPLAIN ANALYZE;
+-- * a sort split by key range (gpusort.gpu_split_parts) comes out as the
+--   unsplit one;
 -- * the service's settings are the server's: a session cannot change them,
 --   only gpusort.service_max_wait, which bounds its own wait.
 --
@@ -64,11 +66,35 @@ SELECT (SELECT count(*) FROM gpusort_gpus) > 0
 RESET gpusort.engine;
 RESET gpusort.gpu_min_rows;
 
+-- a sort split by key range (on a GPU: three parts, whatever the GPUs;
+-- elsewhere the CPU engine sorts): the same rows in the same order, ties
+-- in input order, for keys of one to four words, skewed and equal keys
+CREATE TABLE gs_split AS
+  SELECT g AS id, (hashint4(g) % 1000)::int8 AS k, md5(g::text) AS s,
+         CASE WHEN g % 3 = 0 THEN 7 ELSE g % 50000 END AS skew
+    FROM generate_series(1, 300000) g;
+SET gpusort.engine = gpu;
+SET gpusort.gpu_min_rows = 0;
+SET gpusort.gpu_split_parts = 3;
+SELECT gs_check('SELECT k, id FROM gs_split ORDER BY k');
+SELECT gs_check('SELECT k, id FROM gs_split ORDER BY k DESC, id', 2);
+SELECT gs_check('SELECT skew, k, id FROM gs_split ORDER BY skew, k', 2);
+SELECT gs_check('SELECT s, id FROM gs_split ORDER BY s COLLATE "C"');
+SELECT gs_check('SELECT id % 1 AS zero, id FROM gs_split ORDER BY zero');
+SELECT (SELECT count(*) FROM gpusort_gpus) = 0
+       OR bool_or(line LIKE '%3 parts%') AS split_in_three
+  FROM pg_temp.explain_text('SELECT k FROM gs_split ORDER BY k') AS line;
+RESET gpusort.gpu_split_parts;
+RESET gpusort.engine;
+RESET gpusort.gpu_min_rows;
+DROP TABLE gs_split;
+
 -- server settings
 SELECT name, setting, unit, context FROM pg_settings
  WHERE name IN ('gpusort.gpu_devices', 'gpusort.service_gpu_memory_percent',
                 'gpusort.service_staging', 'gpusort.service_max_wait',
-                'gpusort.pinned_cache')
+                'gpusort.pinned_cache', 'gpusort.service_split_rows',
+                'gpusort.gpu_split_parts')
  ORDER BY name;
 SET gpusort.gpu_devices = '0';
 SET gpusort.service_staging = '1GB';

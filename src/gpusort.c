@@ -48,6 +48,8 @@ char	   *gpusort_gpu_devices = NULL;
 int			gpusort_service_gpu_memory_pct = 50;
 int			gpusort_service_staging_kb = 64 * 1024; /* 64 MB */
 int			gpusort_service_max_wait_ms = 1000;
+int			gpusort_service_split_rows = 50000000;
+int			gpusort_gpu_split_parts = 0;
 int			gpusort_host_cache_kb = 2 * 1024 * 1024; /* 2 GB */
 int			gpusort_key_threads = -1;	/* -1: half the CPUs, at most 16 */
 bool		gpusort_key_overlap = true;
@@ -196,6 +198,26 @@ _PG_init(void)
 							&gpusort_service_max_wait_ms,
 							1000, 0, INT_MAX,
 							PGC_USERSET, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpusort.service_split_rows",
+							"Expected rows from which the GPU service splits a sort across "
+							"its GPUs by key range; 0 never splits.",
+							"Each GPU sorts one key range, chosen from a sample of the first "
+							"keys; only with two or more GPUs.",
+							&gpusort_service_split_rows,
+							50000000, 0, INT_MAX,
+							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpusort.gpu_split_parts",
+							"Key ranges the GPU service splits this session's GPU sorts "
+							"into, whatever their size and the GPUs; 0 leaves it to the "
+							"service.",
+							"For tests: a split sort on one GPU.",
+							&gpusort_gpu_split_parts,
+							0, 0, 16,
+							PGC_SUSET, GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("gpusort.pinned_cache",

@@ -79,6 +79,7 @@ typedef struct ServiceRequest
 	int			fault;			/* GsCudaFault to inject: tests only */
 	Size		expected_records;
 	Size		mem_limit;		/* gpusort.gpu_memory of the session, 0: none */
+	int			split_parts;	/* gpusort.gpu_split_parts of the session */
 
 	/* set by the service */
 	int			device;
@@ -191,6 +192,8 @@ extern char *gpusort_gpu_devices;
 extern int	gpusort_service_gpu_memory_pct;
 extern int	gpusort_service_staging_kb;
 extern int	gpusort_service_max_wait_ms;
+extern int	gpusort_service_split_rows;
+extern int	gpusort_gpu_split_parts;
 
 /* service_shmem.c */
 extern ServiceShared *gpusort_service;	/* NULL unless preloaded */

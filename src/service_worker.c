@@ -58,16 +58,34 @@
 #include "gpusort_cuda.h"
 #endif
 
-/* the service's side of an admitted request */
-typedef struct ActiveSort
+/*
+ * One part of an admitted request: the whole request, or, for a request
+ * split across GPUs, the records of one key range.
+ */
+typedef struct SortPart
 {
-	uint64		id;				/* 0: none */
 	int			device;			/* index in svc->devices */
 #ifdef GPUSORT_USE_CUDA
 	GsCudaSort *sort;
 #endif
+	Size		reserved;		/* GPU memory reserved in its device's budget */
+	Size		n;				/* records it holds (split requests) */
+	uint32	   *index;			/* split: each record's number in the request */
+	Size		index_len;		/* allocated length of index */
+	uint64	   *chunk;			/* split: the chunk being filled */
+} SortPart;
+
+/* the service's side of an admitted request */
+typedef struct ActiveSort
+{
+	uint64		id;				/* 0: none */
+	int			nparts;			/* 1, or the key ranges of a split sort */
+	SortPart	parts[SERVICE_MAX_DEVICES];
+	uint64	   *splitters;		/* split: nparts - 1 keys, ascending */
+	uint64	   *pending;		/* split: the request's chunk being received */
 	Size		records_in;		/* records of the chunks submitted */
 	const uint32 *perm;			/* after the sort */
+	uint32	   *perm_buf;		/* split: the concatenated permutation */
 	Size		delivered;		/* indexes handed to slots */
 	instr_time	started;
 } ActiveSort;
@@ -253,26 +271,42 @@ close_sort(int i, bool count_served)
 	ActiveSort *as = &active[i];
 	ServiceRequest *req = &svc->requests[i];
 
-#ifdef GPUSORT_USE_CUDA
-	if (as->sort)
+	if (as->id == 0)
 	{
-		(void) gscuda_select_device(svc->devices[as->device].cuda_device);
-		gscuda_sort_end(as->sort);
+		memset(as, 0, sizeof(*as));
+		return;
 	}
-	as->sort = NULL;
-#endif
-	if (as->id != 0)
+	for (int p = 0; p < as->nparts; p++)
 	{
-		ServiceDevice *dev = &svc->devices[as->device];
+		SortPart   *part = &as->parts[p];
+		ServiceDevice *dev = &svc->devices[part->device];
 
+#ifdef GPUSORT_USE_CUDA
+		if (part->sort)
+		{
+			(void) gscuda_select_device(dev->cuda_device);
+			gscuda_sort_end(part->sort);
+		}
+#endif
+		if (part->index)
+			pfree(part->index);
 		LWLockAcquire(svc->lock, LW_EXCLUSIVE);
-		dev->reserved_bytes -= Min(dev->reserved_bytes, req->reserved_bytes);
-		req->reserved_bytes = 0;
+		dev->reserved_bytes -= Min(dev->reserved_bytes, part->reserved);
 		if (dev->running > 0)
 			dev->running--;
 		LWLockRelease(svc->lock);
 		pg_atomic_fetch_add_u64(count_served ? &dev->served : &dev->failed, 1);
 	}
+	LWLockAcquire(svc->lock, LW_EXCLUSIVE);
+	if (req->id == as->id)
+		req->reserved_bytes = 0;
+	LWLockRelease(svc->lock);
+	if (as->splitters)
+		pfree(as->splitters);
+	if (as->pending)
+		pfree(as->pending);
+	if (as->perm_buf)
+		pfree(as->perm_buf);
 	memset(as, 0, sizeof(*as));
 }
 
@@ -300,8 +334,6 @@ fail_request(int i, const char *why)
 }
 
 #ifdef GPUSORT_USE_CUDA
-static void account_usage(int i);
-
 /* After a failed CUDA call: a lost device ends this incarnation. */
 static void
 check_device_lost(void)
@@ -331,8 +363,33 @@ request_bytes(ServiceRequest *req, Size n)
 	return estimate + estimate / 16 + ((Size) 16 << 20);
 }
 
+static Size
+device_room(ServiceDevice *dev)
+{
+	return dev->budget_bytes > dev->reserved_bytes ?
+		dev->budget_bytes - dev->reserved_bytes : 0;
+}
+
 /*
- * Admit what fits, oldest first; the caller holds the lock.  Returns the
+ * How many key ranges a request is split into: one per GPU for sorts
+ * expected at gpusort.service_split_rows or more where there are several
+ * GPUs; the session's gpusort.gpu_split_parts forces a number (tests, and
+ * a machine with one GPU).
+ */
+static int
+request_parts(ServiceRequest *req)
+{
+	if (req->split_parts > 0)
+		return Min(req->split_parts, SERVICE_MAX_DEVICES);
+	if (svc->ndevices >= 2 && gpusort_service_split_rows > 0 &&
+		req->expected_records >= (Size) gpusort_service_split_rows)
+		return svc->ndevices;
+	return 1;
+}
+
+/*
+ * Admit what fits, oldest first; the caller holds the lock.  Each part
+ * goes to the GPU with the most room left in its budget.  Returns the
  * requests admitted, whose sorts the caller opens without the lock.
  */
 static int
@@ -344,9 +401,12 @@ admit_queued(int *admitted)
 	{
 		ServiceRequest *oldest = NULL;
 		int			oldest_i = -1;
-		int			best = -1;
+		int			nparts;
 		Size		need;
-		Size		best_room = 0;
+		Size		room[SERVICE_MAX_DEVICES];
+		int			chosen[SERVICE_MAX_DEVICES];
+		bool		fits = true;
+		bool		could_ever = false;
 
 		for (int i = 0; i < svc->nrequests; i++)
 		{
@@ -362,25 +422,33 @@ admit_queued(int *admitted)
 		if (oldest == NULL)
 			break;
 
-		need = request_bytes(oldest, oldest->expected_records);
+		/* a split part may get a little more than its share: reserve for it */
+		nparts = request_parts(oldest);
+		need = request_bytes(oldest, nparts == 1 ? oldest->expected_records :
+							 oldest->expected_records / nparts +
+							 oldest->expected_records / (4 * nparts));
 		for (int d = 0; d < svc->ndevices; d++)
 		{
-			ServiceDevice *dev = &svc->devices[d];
-			Size		room = dev->budget_bytes > dev->reserved_bytes ?
-				dev->budget_bytes - dev->reserved_bytes : 0;
-
-			if (room >= need && (best < 0 || room > best_room))
-			{
-				best = d;
-				best_room = room;
-			}
+			room[d] = device_room(&svc->devices[d]);
+			could_ever |= svc->devices[d].budget_bytes >= need;
 		}
-		if (best < 0)
+		for (int p = 0; p < nparts && fits; p++)
 		{
-			bool		could_ever = false;
+			int			best = -1;
 
 			for (int d = 0; d < svc->ndevices; d++)
-				could_ever |= svc->devices[d].budget_bytes >= need;
+				if (room[d] >= need && (best < 0 || room[d] > room[best]))
+					best = d;
+			if (best < 0)
+				fits = false;
+			else
+			{
+				chosen[p] = best;
+				room[best] -= need;
+			}
+		}
+		if (!fits)
+		{
 			if (could_ever)
 				break;			/* first come, first served: the rest wait too */
 			snprintf(oldest->error, sizeof(oldest->error),
@@ -390,97 +458,244 @@ admit_queued(int *admitted)
 			service_wake_backend(oldest);
 			continue;
 		}
-		oldest->device = best;
-		oldest->reserved_bytes = need;
-		oldest->state = REQUEST_ADMITTED;
-		svc->devices[best].reserved_bytes += need;
-		svc->devices[best].running++;
-		admitted[nadmitted++] = oldest_i;
+
 		memset(&active[oldest_i], 0, sizeof(ActiveSort));
 		active[oldest_i].id = oldest->id;
-		active[oldest_i].device = best;
+		active[oldest_i].nparts = nparts;
+		oldest->reserved_bytes = 0;
+		for (int p = 0; p < nparts; p++)
+		{
+			ServiceDevice *dev = &svc->devices[chosen[p]];
+
+			active[oldest_i].parts[p].device = chosen[p];
+			active[oldest_i].parts[p].reserved = need;
+			dev->reserved_bytes += need;
+			dev->running++;
+			oldest->reserved_bytes += need;
+		}
+		oldest->device = chosen[0];
+		oldest->state = REQUEST_ADMITTED;
+		admitted[nadmitted++] = oldest_i;
 		pg_atomic_fetch_add_u64(&svc->queue_wait_us,
 								(uint64) Max(GetCurrentTimestamp() - oldest->queued_at, 0));
 	}
 	return nadmitted;
 }
 
-/* Open the sort of an admitted request on its device. */
+/*
+ * Before a call that may allocate on the device: a part may grow past its
+ * reservation (its estimate) into what its device's budget has left, but
+ * no further, and never past the session's gpusort.gpu_memory.
+ */
+static void
+set_part_limit(int i, int p)
+{
+	ServiceRequest *req = &svc->requests[i];
+	SortPart   *part = &active[i].parts[p];
+	Size		limit;
+
+	LWLockAcquire(svc->lock, LW_SHARED);
+	limit = part->reserved + device_room(&svc->devices[part->device]);
+	LWLockRelease(svc->lock);
+	if (req->mem_limit > 0)
+		limit = Min(limit, req->mem_limit);
+	gscuda_sort_set_mem_limit(part->sort, Max(limit, (Size) 1));
+}
+
+/* After it: what the part really holds is reserved, if more. */
+static void
+account_part(int i, int p)
+{
+	ServiceRequest *req = &svc->requests[i];
+	SortPart   *part = &active[i].parts[p];
+	ServiceDevice *dev = &svc->devices[part->device];
+	Size		used = gscuda_sort_memory(part->sort);
+
+	if (used <= part->reserved)
+		return;
+	LWLockAcquire(svc->lock, LW_EXCLUSIVE);
+	dev->reserved_bytes += used - part->reserved;
+	if (req->id == active[i].id)
+		req->reserved_bytes += used - part->reserved;
+	part->reserved = used;
+	LWLockRelease(svc->lock);
+}
+
+/* Open the sorts of an admitted request, one per part, on their GPUs. */
 static void
 open_sort(int i)
 {
 	ServiceRequest *req = &svc->requests[i];
 	ActiveSort *as = &active[i];
-	ServiceDevice *dev = &svc->devices[as->device];
 	char		err[256];
-	Size		limit;
 
-	LWLockAcquire(svc->lock, LW_SHARED);
-	limit = req->reserved_bytes +
-		(dev->budget_bytes > dev->reserved_bytes ? dev->budget_bytes - dev->reserved_bytes : 0);
-	LWLockRelease(svc->lock);
-	if (req->mem_limit > 0)
-		limit = Min(limit, req->mem_limit);
-	if (gscuda_select_device(dev->cuda_device) != 0)
+	for (int p = 0; p < as->nparts; p++)
 	{
-		fail_request(i, "the GPU could not be selected");
-		return;
+		SortPart   *part = &as->parts[p];
+		Size		limit = part->reserved + device_room(&svc->devices[part->device]);
+
+		if (req->mem_limit > 0)
+			limit = Min(limit, req->mem_limit);
+		if (gscuda_select_device(svc->devices[part->device].cuda_device) != 0)
+		{
+			fail_request(i, "the GPU could not be selected");
+			return;
+		}
+		gscuda_set_fault((GsCudaFault) req->fault);
+		part->sort = gscuda_sort_begin(req->key_words, GPUSORT_CHUNK_RECORDS,
+									   req->expected_records / as->nparts,
+									   (GsCudaAlgorithm) req->algorithm, limit,
+									   err, sizeof(err));
+		if (part->sort == NULL)
+		{
+			check_device_lost();
+			fail_request(i, err);
+			return;
+		}
+		account_part(i, p);
 	}
-	gscuda_set_fault((GsCudaFault) req->fault);
-	as->sort = gscuda_sort_begin(req->key_words, GPUSORT_CHUNK_RECORDS,
-								 req->expected_records,
-								 (GsCudaAlgorithm) req->algorithm, limit,
-								 err, sizeof(err));
+	if (as->nparts > 1)
+		as->pending = MemoryContextAllocHuge(TopMemoryContext,
+											 GPUSORT_CHUNK_RECORDS * req->key_words *
+											 sizeof(uint64));
 	INSTR_TIME_SET_CURRENT(as->started);
-	if (as->sort == NULL)
-	{
-		check_device_lost();
-		fail_request(i, err);
-		return;
-	}
-	account_usage(i);
 	service_wake_backend(req);
 }
 
+/* Ship chunk chunkno of part p, holding nrecords records. */
+static bool
+submit_part_chunk(int i, int p, Size chunkno, Size nrecords)
+{
+	SortPart   *part = &active[i].parts[p];
+	char		err[256];
+
+	(void) gscuda_select_device(svc->devices[part->device].cuda_device);
+	set_part_limit(i, p);
+	if (gscuda_sort_submit(part->sort, chunkno, nrecords, err, sizeof(err)) != 0)
+	{
+		check_device_lost();
+		fail_request(i, err);
+		return false;
+	}
+	account_part(i, p);
+	return true;
+}
+
+/* ---------- split sorts ---------- */
+
+static int	compare_key_words;
+
+static int
+compare_keys(const void *a, const void *b)
+{
+	const uint64 *ka = (const uint64 *) a;
+	const uint64 *kb = (const uint64 *) b;
+
+	for (int w = 0; w < compare_key_words; w++)
+		if (ka[w] != kb[w])
+			return ka[w] < kb[w] ? -1 : 1;
+	return 0;
+}
+
 /*
- * Before a call that may allocate on the device: the sort may grow into
- * what its device's budget has left, beyond its own reservation (its
- * estimate), but no further, and never past the session's
- * gpusort.gpu_memory.
+ * The splitters of a split request, from an even sample of its first chunk:
+ * nparts - 1 keys that cut the sample into equal parts.  Any choice gives
+ * the right order; a skewed one only balances the GPUs less well.
  */
 static void
-set_sort_limit(int i)
+choose_splitters(ActiveSort *as, int key_words, Size nrecords)
 {
-	ServiceRequest *req = &svc->requests[i];
-	ServiceDevice *dev = &svc->devices[active[i].device];
-	Size		limit;
+	Size		nsample = Min(nrecords, (Size) 4096);
+	uint64	   *sample = palloc(sizeof(uint64) * key_words * Max(nsample, 1));
 
-	LWLockAcquire(svc->lock, LW_SHARED);
-	limit = req->reserved_bytes +
-		(dev->budget_bytes > dev->reserved_bytes ? dev->budget_bytes - dev->reserved_bytes : 0);
-	LWLockRelease(svc->lock);
-	if (req->mem_limit > 0)
-		limit = Min(limit, req->mem_limit);
-	gscuda_sort_set_mem_limit(active[i].sort, Max(limit, (Size) 1));
+	for (Size s = 0; s < nsample; s++)
+		memcpy(sample + s * key_words, as->pending + (s * nrecords / nsample) * key_words,
+			   sizeof(uint64) * key_words);
+	compare_key_words = key_words;
+	qsort(sample, nsample, sizeof(uint64) * key_words, compare_keys);
+	as->splitters = MemoryContextAllocZero(TopMemoryContext,
+										   sizeof(uint64) * key_words * as->nparts);
+	for (int j = 0; j + 1 < as->nparts && nsample > 0; j++)
+		memcpy(as->splitters + j * key_words,
+			   sample + ((j + 1) * nsample / as->nparts) * key_words,
+			   sizeof(uint64) * key_words);
+	pfree(sample);
 }
 
-/* After it: what the sort has really taken is reserved, if more. */
-static void
-account_usage(int i)
+/*
+ * The part of a key: the number of splitters at or below it.  Equal keys
+ * always land in the same part, and each part receives its records in the
+ * request's order, so that concatenating the parts' results gives exactly
+ * the unsplit result, ties in input order.
+ */
+static int
+part_of(ActiveSort *as, const uint64 *key, int key_words)
 {
-	ServiceRequest *req = &svc->requests[i];
-	ServiceDevice *dev = &svc->devices[active[i].device];
-	Size		used = gscuda_sort_memory(active[i].sort);
+	int			lo = 0,
+				hi = as->nparts - 1;
 
-	if (used <= req->reserved_bytes)
-		return;
-	LWLockAcquire(svc->lock, LW_EXCLUSIVE);
-	dev->reserved_bytes += used - req->reserved_bytes;
-	req->reserved_bytes = used;
-	LWLockRelease(svc->lock);
+	compare_key_words = key_words;
+	while (lo < hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (compare_keys(as->splitters + mid * key_words, key) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
-/* Copy one slot of keys into its sort's chunk, and ship a full chunk. */
+/* Deal a received chunk's records to the parts. */
+static bool
+split_chunk(int i, Size chunkno, Size nrecords)
+{
+	ServiceRequest *req = &svc->requests[i];
+	ActiveSort *as = &active[i];
+	int			kw = req->key_words;
+	char		err[256];
+
+	if (as->splitters == NULL)
+		choose_splitters(as, kw, nrecords);
+	for (Size r = 0; r < nrecords; r++)
+	{
+		const uint64 *key = as->pending + r * kw;
+		SortPart   *part = &as->parts[part_of(as, key, kw)];
+		Size		at = part->n % GPUSORT_CHUNK_RECORDS;
+
+		if (at == 0)
+		{
+			(void) gscuda_select_device(svc->devices[part->device].cuda_device);
+			part->chunk = gscuda_sort_chunk(part->sort, part->n / GPUSORT_CHUNK_RECORDS,
+											err, sizeof(err));
+			if (part->chunk == NULL)
+			{
+				check_device_lost();
+				fail_request(i, err);
+				return false;
+			}
+		}
+		if (part->n == part->index_len)
+		{
+			Size		len = Max(part->index_len * 2, GPUSORT_CHUNK_RECORDS);
+
+			part->index = part->index == NULL ?
+				MemoryContextAllocHuge(TopMemoryContext, len * sizeof(uint32)) :
+				repalloc_huge(part->index, len * sizeof(uint32));
+			part->index_len = len;
+		}
+		memcpy(part->chunk + at * kw, key, sizeof(uint64) * kw);
+		part->index[part->n++] = (uint32) (chunkno * GPUSORT_CHUNK_RECORDS + r);
+		if (at + 1 == GPUSORT_CHUNK_RECORDS &&
+			!submit_part_chunk(i, (int) (part - as->parts),
+							   part->n / GPUSORT_CHUNK_RECORDS - 1, GPUSORT_CHUNK_RECORDS))
+			return false;
+	}
+	return true;
+}
+
+/* Copy one slot of keys into its sort, and ship a full chunk. */
 static void
 take_keys(int slotno)
 {
@@ -488,12 +703,22 @@ take_keys(int slotno)
 	int			i = slot->request;
 	ActiveSort *as = &active[i];
 	char		err[256];
-	uint64_t   *chunk;
+	uint64	   *chunk;
 
-	if (as->sort == NULL || as->id != slot->request_id)
+	if (as->id == 0 || as->id != slot->request_id || as->parts[0].sort == NULL)
 		return;					/* failed or withdrawn: the keys are dropped */
-	(void) gscuda_select_device(svc->devices[as->device].cuda_device);
-	chunk = gscuda_sort_chunk(as->sort, slot->chunkno, err, sizeof(err));
+	pg_atomic_fetch_add_u64(&svc->bytes_to_gpu, slot->nwords * sizeof(uint64));
+	if (as->nparts > 1)
+	{
+		memcpy(as->pending + slot->word_offset, service_slot_data(slotno),
+			   slot->nwords * sizeof(uint64));
+		if (slot->chunk_records > 0 && split_chunk(i, slot->chunkno, slot->chunk_records))
+			as->records_in = slot->chunkno * GPUSORT_CHUNK_RECORDS + slot->chunk_records;
+		return;
+	}
+
+	(void) gscuda_select_device(svc->devices[as->parts[0].device].cuda_device);
+	chunk = gscuda_sort_chunk(as->parts[0].sort, slot->chunkno, err, sizeof(err));
 	if (chunk == NULL)
 	{
 		check_device_lost();
@@ -502,60 +727,87 @@ take_keys(int slotno)
 	}
 	memcpy(chunk + slot->word_offset, service_slot_data(slotno),
 		   slot->nwords * sizeof(uint64));
-	if (slot->chunk_records > 0)
-	{
-		Size		records = slot->chunkno * GPUSORT_CHUNK_RECORDS + slot->chunk_records;
-
-		set_sort_limit(i);
-		if (gscuda_sort_submit(as->sort, slot->chunkno, slot->chunk_records,
-							   err, sizeof(err)) != 0)
-		{
-			check_device_lost();
-			fail_request(i, err);
-			return;
-		}
-		account_usage(i);
-		as->records_in = Max(as->records_in, records);
-	}
-	pg_atomic_fetch_add_u64(&svc->bytes_to_gpu, slot->nwords * sizeof(uint64));
+	if (slot->chunk_records > 0 &&
+		submit_part_chunk(i, 0, slot->chunkno, slot->chunk_records))
+		as->records_in = slot->chunkno * GPUSORT_CHUNK_RECORDS + slot->chunk_records;
 }
 
-/* Sort a finishing request; its permutation then goes out slot by slot. */
+/*
+ * Sort a finishing request; its permutation then goes out slot by slot.  A
+ * split request's parts are sorted one after another, and their results,
+ * mapped back to the request's record numbers, concatenated.
+ */
 static void
 finish_sort(int i)
 {
 	ServiceRequest *req = &svc->requests[i];
 	ActiveSort *as = &active[i];
-	GsCudaStats stats;
-	const uint32_t *perm = NULL;
+	GsCudaStats total;
 	char		err[256];
-	instr_time	now;
+	Size		out = 0;
 
-	memset(&stats, 0, sizeof(stats));
-	(void) gscuda_select_device(svc->devices[as->device].cuda_device);
-	set_sort_limit(i);
-	if (gscuda_sort_finish(as->sort, req->nrecords, &perm, &stats, err, sizeof(err)) != 0)
+	memset(&total, 0, sizeof(total));
+	if (as->nparts > 1)
+		as->perm_buf = MemoryContextAllocHuge(TopMemoryContext,
+											  Max(req->nrecords, 1) * sizeof(uint32));
+	for (int p = 0; p < as->nparts; p++)
 	{
-		check_device_lost();
-		fail_request(i, err);
-		return;
+		SortPart   *part = &as->parts[p];
+		Size		n = as->nparts > 1 ? part->n : req->nrecords;
+		const uint32_t *perm = NULL;
+		GsCudaStats stats;
+
+		if (as->nparts > 1 && n % GPUSORT_CHUNK_RECORDS != 0 &&
+			!submit_part_chunk(i, p, n / GPUSORT_CHUNK_RECORDS, n % GPUSORT_CHUNK_RECORDS))
+			return;
+		if (n == 0)
+			continue;
+		memset(&stats, 0, sizeof(stats));
+		(void) gscuda_select_device(svc->devices[part->device].cuda_device);
+		set_part_limit(i, p);
+		if (gscuda_sort_finish(part->sort, n, &perm, &stats, err, sizeof(err)) != 0)
+		{
+			check_device_lost();
+			fail_request(i, err);
+			return;
+		}
+		account_part(i, p);
+		if (as->nparts == 1)
+			as->perm = perm;
+		else
+		{
+			for (Size k = 0; k < n; k++)
+				as->perm_buf[out + k] = part->index[perm[k]];
+			out += n;
+		}
+		strlcpy(total.algorithm, stats.algorithm, sizeof(total.algorithm));
+		total.h2d_ms += stats.h2d_ms;
+		total.d2h_ms += stats.d2h_ms;
+		total.sort_ms += stats.sort_ms;
+		total.device_bytes += stats.device_bytes;
 	}
-	account_usage(i);
-	as->perm = perm;
+	if (as->nparts > 1)
+	{
+		if (out != req->nrecords)
+		{
+			fail_request(i, "the parts of a split sort lost records");
+			return;
+		}
+		as->perm = as->perm_buf;
+		snprintf(total.algorithm + strlen(total.algorithm),
+				 sizeof(total.algorithm) - strlen(total.algorithm), ", %d parts", as->nparts);
+	}
 	as->delivered = 0;
-	INSTR_TIME_SET_CURRENT(now);
-	INSTR_TIME_SUBTRACT(now, as->started);
 	pg_atomic_fetch_add_u64(&svc->gpu_time_us,
-							(uint64) (stats.sort_ms * 1000.0 + stats.h2d_ms * 1000.0 +
-									  stats.d2h_ms * 1000.0));
+							(uint64) ((total.sort_ms + total.h2d_ms + total.d2h_ms) * 1000.0));
 
 	LWLockAcquire(svc->lock, LW_EXCLUSIVE);
 	if (req->id == as->id && req->state == REQUEST_FINISHING)
 	{
-		strlcpy(req->algorithm_name, stats.algorithm, sizeof(req->algorithm_name));
-		req->transfer_ms = stats.h2d_ms + stats.d2h_ms;
-		req->device_sort_ms = stats.sort_ms;
-		req->device_bytes = stats.device_bytes;
+		strlcpy(req->algorithm_name, total.algorithm, sizeof(req->algorithm_name));
+		req->transfer_ms = total.h2d_ms + total.d2h_ms;
+		req->device_sort_ms = total.sort_ms;
+		req->device_bytes = total.device_bytes;
 		req->state = REQUEST_SORTED;
 	}
 	LWLockRelease(svc->lock);
