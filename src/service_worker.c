@@ -850,6 +850,13 @@ deliver(int i)
 
 		memcpy(service_slot_data(slotno), as->perm + as->delivered, n * sizeof(uint32));
 		LWLockAcquire(svc->lock, LW_EXCLUSIVE);
+		if (req->id != as->id || req->state != REQUEST_SORTED)
+		{
+			/* withdrawn while the slot was filled: nobody will read it */
+			svc->slots[slotno].state = SLOT_FREE;
+			LWLockRelease(svc->lock);
+			return false;
+		}
 		svc->slots[slotno].request = i;
 		svc->slots[slotno].request_id = as->id;
 		svc->slots[slotno].first_record = as->delivered;
