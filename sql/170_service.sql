@@ -25,8 +25,10 @@ SELECT count(*) FILTER (WHERE memory_budget > memory_total) AS over_budget,
        count(*) FILTER (WHERE memory_in_use <> 0 OR running <> 0) AS still_reserved
   FROM gpusort_gpus;
 
--- every figure of gpusort_stat, under its name
+-- every figure of gpusort_stat, under its name; nothing in use between sorts
 SELECT what, detail FROM gpusort_stat ORDER BY what, detail;
+SELECT detail, value FROM gpusort_stat
+ WHERE what = 'now' AND detail <> 'staging slots' ORDER BY detail;
 
 -- a sort counts once, by its engine, with its rows
 CREATE TEMP TABLE stat_before AS SELECT * FROM gpusort_stat;

@@ -60,4 +60,4 @@ LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
 CREATE VIEW gpusort_stat AS SELECT * FROM gpusort_stat();
 
 COMMENT ON VIEW gpusort_stat IS
-  'since server start: sorts and rows by engine, sorts that wanted the GPU and ran on the CPU by reason, bytes moved to and from GPUs, GPU and queue time';
+  'since server start: sorts and rows by engine, sorts that wanted the GPU and ran on the CPU by reason, bytes moved to and from GPUs, GPU and queue time; now: requests open and staging slots in use';

@@ -267,7 +267,8 @@ gpusort_gpus(PG_FUNCTION_ARGS)
 /*
  * gpusort_stat(): counters since the server started, one row per figure,
  * (what, detail, value): sorts and rows by engine, fallbacks by reason,
- * bytes moved to and from the GPUs, GPU time, time spent queued.
+ * bytes moved to and from the GPUs, GPU time, time spent queued; and, as
+ * "now", the requests open and the staging slots in use at this moment.
  */
 PG_FUNCTION_INFO_V1(gpusort_stat);
 Datum
@@ -300,6 +301,21 @@ gpusort_stat(PG_FUNCTION_ARGS)
 	STAT_ROW("bytes", "from GPU", pg_atomic_read_u64(&svc->bytes_from_gpu));
 	STAT_ROW("time_ms", "GPU", pg_atomic_read_u64(&svc->gpu_time_us) / 1000);
 	STAT_ROW("time_ms", "queued", pg_atomic_read_u64(&svc->queue_wait_us) / 1000);
+	{
+		int			slots_busy = 0;
+		int			requests_open = 0;
+
+		LWLockAcquire(svc->lock, LW_SHARED);
+		for (int i = 0; i < svc->nslots; i++)
+			slots_busy += svc->slots[i].state != SLOT_FREE;
+		for (int i = 0; i < svc->nrequests; i++)
+			requests_open += svc->requests[i].state != REQUEST_FREE;
+		LWLockRelease(svc->lock);
+		/* gauges, not counters: what is in use now */
+		STAT_ROW("now", "requests open", requests_open);
+		STAT_ROW("now", "staging slots in use", slots_busy);
+		STAT_ROW("now", "staging slots", svc->nslots);
+	}
 #undef STAT_ROW
 	PG_RETURN_VOID();
 }

@@ -56,6 +56,10 @@ sub nothing_reserved
 	ok( $node->poll_query_until('postgres',
 			q{SELECT count(*) = 0 FROM gpusort_gpus WHERE running <> 0 OR memory_in_use <> 0}),
 		"$what: no GPU keeps a sort running or memory reserved");
+	ok( $node->poll_query_until('postgres',
+			q{SELECT sum(value) = 0 FROM gpusort_stat
+			   WHERE what = 'now' AND detail IN ('requests open', 'staging slots in use')}),
+		"$what: no request open, no staging slot in use");
 }
 
 # 1. started by the postmaster
