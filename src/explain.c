@@ -19,6 +19,9 @@
 #include "postgres.h"
 
 #include "commands/explain.h"
+#if PG_VERSION_NUM >= 180000
+#include "commands/explain_format.h"	/* ExplainProperty*, moved in 18 */
+#endif
 #include "nodes/nodeFuncs.h"
 #include "parser/parse_oper.h"
 #include "parser/parsetree.h"

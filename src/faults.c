@@ -24,6 +24,7 @@
 #include "storage/latch.h"
 #include "utils/timestamp.h"
 
+#include "compat.h"
 #include "faults.h"
 
 typedef enum GpuSortFaultKind
@@ -158,7 +159,7 @@ gpusort_inject_fault_check(char **newval, void **extra, GucSource source)
 							"load, encode, sort, resolve or emit.", MAX_DELAY_MS);
 		return false;
 	}
-	copy = malloc(sizeof(GpuSortFault));
+	copy = guc_malloc(LOG, sizeof(GpuSortFault));
 	if (copy == NULL)
 		return false;
 	*copy = f;

@@ -44,6 +44,7 @@
 #include "utils/timestamp.h"
 #include "utils/uuid.h"
 
+#include "compat.h"
 #include "gpusort.h"
 #include "keys.h"
 
@@ -79,7 +80,7 @@ text_collate_for(KeyColumn *col, Oid collation)
 	col->deterministic = true;
 	if (!OidIsValid(collation))
 		return false;			/* PostgreSQL will complain, in its comparator */
-	if (lc_collate_is_c(collation))
+	if (gpusort_collate_is_c(collation))
 	{
 		col->collate = COLLATE_BYTES;
 		return true;
@@ -87,6 +88,7 @@ text_collate_for(KeyColumn *col, Oid collation)
 	locale = pg_newlocale_from_collation(collation);
 	if (locale == NULL)
 	{
+		/* before 18: the database's default collation, a libc one */
 		col->collate = COLLATE_LIBC;
 		col->libc_locale = default_libc_locale();
 		return col->libc_locale != (locale_t) 0;
@@ -122,13 +124,12 @@ key_kind_for(KeyColumn *col, Oid typid, Oid sortop, Oid collation)
 	Oid			opclass;
 	Oid			basetype = getBaseType(typid);
 	Oid			opctype;
-	int16		strategy;
 
 	col->descending = false;
 	col->value_bytes = 0;
-	if (!get_ordering_op_properties(sortop, &opfamily, &opcintype, &strategy))
+	if (!gpusort_ordering_op_properties(sortop, &opfamily, &opcintype,
+										&col->descending))
 		return KEY_NONE;
-	col->descending = (strategy == BTGreaterStrategyNumber);
 
 	/* only the type's own default order is known to match the encoding */
 	/* varchar sorts with text's operator class, cidr with inet's */
