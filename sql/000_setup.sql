@@ -82,6 +82,48 @@ BEGIN
   RETURN format('ok (%s rows)', n_native);
 END $$;
 
+-- a row of EXPLAIN's output written the same by every server version the
+-- suite runs on, or NULL for a row that only some versions write: 18 gives
+-- actual rows with two decimals (the others round them to an integer),
+-- every node a "Disabled" property in the formats other than TEXT, and
+-- WindowAgg a "Window:" line that its window functions name (where the
+-- others write "OVER (?)")
+CREATE FUNCTION gs.explain_common(line text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+  m text[];
+BEGIN
+  IF line ~ '^\s*Window: ' THEN
+    RETURN NULL;
+  END IF;
+  LOOP
+    m := regexp_match(line, '(rows=|Actual Rows"?: |<Actual-Rows>)(\d+\.\d+)');
+    EXIT WHEN m IS NULL;
+    line := regexp_replace(line, '(rows=|Actual Rows"?: |<Actual-Rows>)\d+\.\d+',
+                           '\1' || round(m[2]::numeric));
+  END LOOP;
+  line := regexp_replace(line, 'OVER w\d+\M', 'OVER (?)', 'g');
+  line := regexp_replace(line, '\n\s*"Disabled": (true|false),', '', 'g');
+  line := regexp_replace(line, ',\n\s*"Disabled": (true|false)', '', 'g');
+  line := regexp_replace(line, '\n\s*Disabled: (true|false)', '', 'g');
+  line := regexp_replace(line, '\n\s*<Disabled>(true|false)</Disabled>', '', 'g');
+  RETURN line;
+END $$;
+
+-- EXPLAIN (COSTS OFF) of a query, a row per line, as explain_common writes it
+CREATE FUNCTION gs.plan_lines(q text, opts text DEFAULT '') RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE
+  line text;
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF' || opts || ') ' || q LOOP
+    line := gs.explain_common(line);
+    IF line IS NOT NULL THEN
+      RETURN NEXT line;
+    END IF;
+  END LOOP;
+END $$;
+
 -- the lines of EXPLAIN ANALYZE (on the CPU engine, without timing) that
 -- match keep, with the figures that vary from run to run masked
 CREATE FUNCTION gs.analyze_lines(q text, keep text DEFAULT '') RETURNS SETOF text
@@ -90,7 +132,8 @@ DECLARE
   line text;
 BEGIN
   PERFORM set_config('gpusort.engine', 'cpu', true);
-  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    line := gs.explain_common(line);
     IF line ~ keep THEN
       line := regexp_replace(line, '(Memory Used|Sort Space Used|Disk Used|Disk|Memory): \d+', '\1: N', 'g');
       line := regexp_replace(line, '\(\d+ passes\)', '(N passes)', 'g');

@@ -65,9 +65,9 @@ EXPLAIN (COSTS OFF)
 SELECT s, k, count(*) FROM gs_pa GROUP BY GROUPING SETS ((s), (k), ()) ORDER BY s, k;
 SELECT gs_check('SELECT s, k, count(*) AS n FROM gs_pa GROUP BY GROUPING SETS ((s), (k), ()) ORDER BY s, k', 2);
 SELECT gs_check('SELECT s, k, sum(x) FROM gs_pa GROUP BY ROLLUP (s, k) ORDER BY s NULLS FIRST, k NULLS FIRST', 2);
-EXPLAIN (COSTS OFF)
+SELECT * FROM plan_lines($$
 SELECT k, id, row_number() OVER (PARTITION BY k ORDER BY x, id), sum(x) OVER (ORDER BY s, id ROWS 3 PRECEDING)
-  FROM gs_pa ORDER BY k, id;
+  FROM gs_pa ORDER BY k, id$$);
 SELECT gs_check('SELECT k, id, row_number() OVER (PARTITION BY k ORDER BY x, id) AS rn,
                         sum(x) OVER (ORDER BY s, id ROWS 3 PRECEDING) AS running,
                         rank() OVER (ORDER BY x DESC) AS rk
@@ -77,8 +77,10 @@ SELECT DISTINCT s, k FROM gs_pa ORDER BY s, k;
 SELECT gs_check('SELECT DISTINCT s, k FROM gs_pa ORDER BY s, k', 2);
 SELECT gs_check('SELECT DISTINCT ON (k) k, x, id FROM gs_pa ORDER BY k, x DESC, id', 3);
 SELECT gs_check('SELECT count(DISTINCT x) AS n, k FROM gs_pa GROUP BY k ORDER BY 1, 2', 2);
-EXPLAIN (COSTS OFF)
-SELECT k FROM gs_pa INTERSECT SELECT k FROM gs_pb;
+-- (15 and 17 sort an Append of both inputs; 18 sorts each input)
+SELECT plan_of('SELECT k FROM gs_pa INTERSECT SELECT k FROM gs_pb')
+         ~ '^SetOp Intersect\n  ->  Custom Scan \(GpuSort\)\n' AS setop_over_gpusort,
+       plan_of('SELECT k FROM gs_pa INTERSECT SELECT k FROM gs_pb') !~ '->  Sort\M' AS no_native_sort;
 SELECT gs_check('SELECT k FROM (SELECT k FROM gs_pa INTERSECT SELECT k FROM gs_pb) s ORDER BY k');
 SELECT gs_check('SELECT k, s FROM (SELECT k, s FROM gs_pa INTERSECT ALL SELECT k, s FROM gs_pb) s ORDER BY k, s', 2);
 SELECT gs_check('SELECT k FROM (SELECT k FROM gs_pa EXCEPT SELECT k FROM gs_pb) s ORDER BY k');
@@ -146,9 +148,8 @@ RESET enable_material;
 -- InitPlans and CTEs (the plan as 17 and later write an InitPlan and its
 -- value; 15 says "InitPlan 1 (returns $0)" and "$0")
 SELECT regexp_replace(regexp_replace(line, ' \(returns \$0\)$', ''), '\$0', '(InitPlan 1).col1') AS "QUERY PLAN"
-  FROM regexp_split_to_table(rtrim(plan_of($q$
-SELECT count(*) FROM gs_pb WHERE y > (SELECT (array_agg(x))[100] FROM (SELECT x FROM gs_pa ORDER BY x DESC) s)
-$q$), E'\n'), E'\n') AS line;
+  FROM plan_lines($$
+SELECT count(*) FROM gs_pb WHERE y > (SELECT (array_agg(x))[100] FROM (SELECT x FROM gs_pa ORDER BY x DESC) s)$$) AS line;
 SELECT gs_check('SELECT id FROM gs_pb WHERE y > (SELECT (array_agg(x / 10))[10000] FROM (SELECT x FROM gs_pa ORDER BY x DESC) s) ORDER BY id');
 SELECT (SELECT (array_agg(x))[100] FROM (SELECT x FROM gs_pa ORDER BY x DESC) s) AS hundredth_largest,
        (SELECT (array_agg(s || id))[1:3] FROM (SELECT s, id FROM gs_pa ORDER BY s DESC, id) s) AS first_three;

@@ -7,9 +7,10 @@
 --   the native plan with Sort renamed Custom Scan (GpuSort);
 -- * with ANALYZE (gpusort.engine = cpu, figures that vary masked): Sort
 --   Key, Sort Engine, Key Width, Key Kind, Records, Resolved by Comparator,
---   Memory Used and the phase times, in TEXT, JSON and YAML; the JSON
---   fields' types; TIMING OFF drops the times; a GpuSort that never ran
---   shows no sort figures.
+--   Memory Used and the phase times, in TEXT, JSON and YAML (where the
+--   engine, its device and its algorithm are properties of their own); the
+--   JSON fields' types; TIMING OFF drops the times; a GpuSort that never
+--   ran shows no sort figures.
 --
 SET search_path = gs, public;
 
@@ -77,7 +78,9 @@ DECLARE
   line text;
 BEGIN
   PERFORM set_config('gpusort.engine', 'cpu', true);
-  FOR line IN EXECUTE format('EXPLAIN (ANALYZE, COSTS OFF, SUMMARY OFF, FORMAT %s%s) %s', fmt, opts, q) LOOP
+  FOR line IN EXECUTE format('EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, SUMMARY OFF, FORMAT %s%s) %s', fmt, opts, q) LOOP
+    line := gs.explain_common(line);
+    CONTINUE WHEN line IS NULL;
     line := regexp_replace(line, '\d+\.\d+', 'N.N', 'g');
     line := regexp_replace(line, '(Memory Used"?:? *"?)\d+', '\1N', 'g');
     line := regexp_replace(line, '(Memory-Used>)\d+', '\1N', 'g');
@@ -94,12 +97,11 @@ EXPLAIN (COSTS OFF)
 SELECT s FROM gs_ex ORDER BY s USING ~<~, lower(s) DESC, a + 1 USING >, f DESC NULLS LAST;
 EXPLAIN (COSTS OFF, VERBOSE)
 SELECT id, a + 1 AS b, s FROM gs_ex ORDER BY 2, s COLLATE "C" DESC;
-EXPLAIN (COSTS OFF, FORMAT JSON)
-SELECT id, a, s FROM gs_ex ORDER BY a DESC, s COLLATE "C" NULLS FIRST, id USING >;
-EXPLAIN (COSTS OFF, FORMAT YAML)
-SELECT id, a, s FROM gs_ex ORDER BY a DESC, s COLLATE "C" NULLS FIRST, id USING >;
-EXPLAIN (COSTS OFF, FORMAT XML)
-SELECT id, s FROM gs_ex ORDER BY s USING ~>~;
+SELECT plan_lines AS "QUERY PLAN" FROM plan_lines(
+  'SELECT id, a, s FROM gs_ex ORDER BY a DESC, s COLLATE "C" NULLS FIRST, id USING >', ', FORMAT JSON');
+SELECT plan_lines AS "QUERY PLAN" FROM plan_lines(
+  'SELECT id, a, s FROM gs_ex ORDER BY a DESC, s COLLATE "C" NULLS FIRST, id USING >', ', FORMAT YAML');
+SELECT plan_lines AS "QUERY PLAN" FROM plan_lines('SELECT id, s FROM gs_ex ORDER BY s USING ~>~', ', FORMAT XML');
 
 -- the same as the native plan, but for the node's name
 SET enable_hashjoin = off;
@@ -129,11 +131,11 @@ SELECT * FROM explain_analyze('SELECT id, a, f FROM gs_ex ORDER BY a DESC, f', '
 -- the GpuSort node's JSON fields and their types
 CREATE FUNCTION gs.gpusort_json(q text) RETURNS jsonb LANGUAGE plpgsql AS $$
 DECLARE
-  j json;
+  j text;
 BEGIN
   PERFORM set_config('gpusort.engine', 'cpu', true);
-  EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) ' || q INTO j;
-  RETURN j::jsonb -> 0 -> 'Plan';
+  EXECUTE 'EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON) ' || q INTO j;
+  RETURN gs.explain_common(j)::jsonb -> 0 -> 'Plan';
 END $$;
 SELECT key, jsonb_typeof(value) AS type,
        CASE WHEN key IN ('Node Type', 'Custom Plan Provider', 'Sort Key', 'Key Width', 'Key Kind', 'Records',
@@ -145,7 +147,9 @@ SELECT key, jsonb_typeof(value) AS type,
 SELECT (j ->> 'Load Time')::float8 >= 0 AND (j ->> 'Encode Time')::float8 >= 0 AND (j ->> 'Sort Time')::float8 >= 0
        AND (j ->> 'Resolve Time')::float8 >= 0 AND (j ->> 'Emit Time')::float8 >= 0 AS times_ok,
        (j ->> 'Memory Used')::int8 > 0 AS memory_ok,
-       j ->> 'Sort Engine' LIKE 'CPU, %' AS cpu_engine
+       j ->> 'Sort Engine' = 'CPU' AS cpu_engine,
+       j ->> 'Sort Algorithm' ~ '^(radix sort \(\d+ passes\)|presorted check)$' AS cpu_algorithm,
+       NOT j ? 'Sort Device' AS no_device
   FROM gpusort_json('SELECT id FROM gs_ex ORDER BY a') j;
 
 -- a GpuSort that never ran: the outer side of the merge join is empty

@@ -134,10 +134,17 @@ SELECT count(*) FROM (SELECT k FROM gs_fb ORDER BY k) x;
 RESET gpusort.inject_fault;
 SELECT count(*) AS temp_files_left FROM pg_ls_tmpdir();
 
--- temp_file_limit holds the runs as it holds Sort's: PostgreSQL's error,
--- and no file left
+-- temp_file_limit holds the runs as it holds Sort's: PostgreSQL's error
+-- (its message without the quotes that 18 puts around the setting's
+-- name), and no file left
 SET temp_file_limit = '1MB';
-SELECT count(*) FROM (SELECT k, s FROM gs_fb ORDER BY k) x;
+DO $$
+BEGIN
+  PERFORM count(*) FROM (SELECT k, s FROM gs_fb ORDER BY k) x;
+  RAISE EXCEPTION 'the sort ended within temp_file_limit';
+EXCEPTION WHEN configuration_limit_exceeded THEN
+  RAISE NOTICE '%', replace(SQLERRM, '"', '');
+END $$;
 RESET temp_file_limit;
 SELECT count(*) AS temp_files_left FROM pg_ls_tmpdir();
 

@@ -121,8 +121,7 @@ RESET enable_hashagg;
 
 -- window functions: PARTITION BY text ORDER BY numeric (functions whose
 -- values do not depend on the order of ties)
-EXPLAIN (COSTS OFF)
-SELECT s, n, rank() OVER (PARTITION BY s ORDER BY n) FROM gs_vwa;
+SELECT * FROM plan_lines('SELECT s, n, rank() OVER (PARTITION BY s ORDER BY n) FROM gs_vwa');
 SELECT q, gs_check(q, k) AS result FROM (VALUES
   ('SELECT s, n, id, row_number() OVER (PARTITION BY s ORDER BY n, id), sum(n) OVER (PARTITION BY s ORDER BY n, id) FROM gs_vwa', 3),
   ('SELECT s, n, rank() OVER w, dense_rank() OVER w, count(*) OVER w, sum(n) OVER w AS running FROM gs_vwa WINDOW w AS (PARTITION BY s ORDER BY n DESC)', 2),
@@ -174,8 +173,7 @@ EXPLAIN (VERBOSE, COSTS OFF)
 SELECT * FROM gs_vwm ORDER BY s COLLATE "C", id;
 EXPLAIN (VERBOSE, COSTS OFF)
 SELECT * FROM gs_vwm ORDER BY s COLLATE "C" DESC, t COLLATE "und-x-icu", id LIMIT 15000 OFFSET 10;
-EXPLAIN (VERBOSE, COSTS OFF)
-SELECT s, id, row_number() OVER (ORDER BY s COLLATE "C", id) FROM gs_vwm;
+SELECT * FROM plan_lines('SELECT s, id, row_number() OVER (ORDER BY s COLLATE "C", id) FROM gs_vwm', ', VERBOSE');
 SELECT q, gs_check(q, k) AS result FROM (VALUES
   ('SELECT * FROM gs_vwm ORDER BY s COLLATE "C", id', 2),
   ('SELECT * FROM gs_vwm ORDER BY s COLLATE "C" DESC NULLS LAST, id OFFSET 100', 2),

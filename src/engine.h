@@ -36,7 +36,8 @@ typedef struct SortEngine SortEngine;
 /* What an engine reports for EXPLAIN ANALYZE. */
 typedef struct SortEngineStats
 {
-	char		engine[80];		/* "CPU" or "GPU: <device name>" */
+	char		engine[16];		/* the engine's kind: "CPU" or "GPU" */
+	char		device[64];		/* the GPU's name; empty for the CPU */
 	char		algorithm[32];	/* "radix sort", "bucket sort", ... */
 	double		transfer_ms;	/* GPU: host<->device copies */
 	double		device_sort_ms; /* GPU: kernels */

@@ -366,8 +366,8 @@ receive_permutation(GpuEngine *gpu, size_t n, uint32 *perm)
 	gpu->base.stats.transfer_ms = req->transfer_ms;
 	gpu->base.stats.device_sort_ms = req->device_sort_ms;
 	gpu->base.stats.device_bytes = req->device_bytes;
-	snprintf(gpu->base.stats.engine, sizeof(gpu->base.stats.engine), "GPU: %s",
-			 svc->devices[req->device].name);
+	strlcpy(gpu->base.stats.device, svc->devices[req->device].name,
+			sizeof(gpu->base.stats.device));
 	LWLockRelease(svc->lock);
 	return true;
 }
@@ -444,6 +444,7 @@ gpu_engine_sort(SortEngine *engine, size_t n, uint32 **perm, char **why)
 	service_count_fallback(gpu->failure);
 	engine->fallback = psprintf("GPU service: %s", gpu->failure_detail);
 	strlcpy(engine->stats.engine, "CPU", sizeof(engine->stats.engine));
+	engine->stats.device[0] = '\0';
 	return engine_cpu_sort_keys(engine, n, perm, why);
 }
 

@@ -6,8 +6,9 @@
  * Without ANALYZE the node shows its Sort Key exactly as a Sort node would
  * (COLLATE, DESC, USING and NULLS decorations included), so a plan reads
  * the same with and without gpusort apart from the node's name.  With
- * ANALYZE it adds what the sort did: the engine (GPU name, CPU, or
- * PostgreSQL's comparators) and its algorithm, why the GPU was not used
+ * ANALYZE it adds what the sort did: the engine (GPU, CPU, or PostgreSQL's
+ * comparators), the GPU's name and the algorithm (one line in TEXT, three
+ * properties in the formats that programs read), why the GPU was not used
  * when it was not, the key width, the records and how many of them the
  * comparator pass ordered, the memory budget and the peak of a batch, the
  * runs written to temporary files, merge passes and disk used (as Sort
@@ -76,7 +77,14 @@ explain_sort_keys(CustomScanState *node, const GpuSortPlanInfo *info,
 	Plan	   *plan = node->ss.ps.plan;
 	List	   *context;
 	List	   *keys = NIL;
-	bool		useprefix = (list_length(es->rtable) > 1 || es->verbose);
+	bool		useprefix;
+
+	/* qualify columns as Sort does: 18 leaves its RTE_GROUP entry uncounted */
+#if PG_VERSION_NUM >= 180000
+	useprefix = (es->rtable_size > 1 || es->verbose);
+#else
+	useprefix = (list_length(es->rtable) > 1 || es->verbose);
+#endif
 
 	context = set_deparse_context_plan(es->deparse_cxt, plan, ancestors);
 	for (int i = 0; i < info->numCols; i++)
@@ -112,11 +120,31 @@ gpusort_explain_node(CustomScanState *node, const GpuSortPlanInfo *info,
 	if (!es->analyze || stats == NULL)
 		return;
 
-	if (stats->algorithm[0] != '\0')
-		ExplainPropertyText("Sort Engine",
-							psprintf("%s, %s", stats->engine, stats->algorithm), es);
+	/*
+	 * Text: one line, "GPU: <device>, <algorithm>".  The other formats are
+	 * read by programs: the engine's kind, the device and the algorithm are
+	 * properties of their own.
+	 */
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		StringInfoData buf;
+
+		initStringInfo(&buf);
+		appendStringInfoString(&buf, stats->engine);
+		if (stats->device[0] != '\0')
+			appendStringInfo(&buf, ": %s", stats->device);
+		if (stats->algorithm[0] != '\0')
+			appendStringInfo(&buf, ", %s", stats->algorithm);
+		ExplainPropertyText("Sort Engine", buf.data, es);
+	}
 	else
+	{
 		ExplainPropertyText("Sort Engine", stats->engine, es);
+		if (stats->device[0] != '\0')
+			ExplainPropertyText("Sort Device", stats->device, es);
+		if (stats->algorithm[0] != '\0')
+			ExplainPropertyText("Sort Algorithm", stats->algorithm, es);
+	}
 	if (stats->fallback)
 		ExplainPropertyText("Fallback", stats->fallback, es);
 

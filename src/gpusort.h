@@ -84,7 +84,8 @@ extern void gpusort_plan_info_from_list(List *private, GpuSortPlanInfo *info);
 typedef struct GpuSortStats
 {
 	int			sorts;			/* times the node sorted (rescans re-sort) */
-	char		engine[80];		/* "CPU", "GPU: <name>", "PostgreSQL comparators" */
+	char		engine[32];		/* "CPU", "GPU", "PostgreSQL comparators" */
+	char		device[64];		/* the GPU's name; empty for the others */
 	char		algorithm[40];	/* the engine's algorithm */
 	char	   *fallback;		/* why not the GPU / why comparators, or NULL */
 	int			key_words;

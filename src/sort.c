@@ -119,6 +119,7 @@ gpusort_sort_begin(TupleDesc tupdesc, const GpuSortPlanInfo *info,
 	stats->sorts++;
 	stats->fallback = NULL;
 	stats->engine[0] = '\0';
+	stats->device[0] = '\0';
 	stats->algorithm[0] = '\0';
 	stats->budget = budget_total();
 	MemoryContextSwitchTo(oldcxt);
@@ -297,8 +298,9 @@ gpusort_sort_performsort(Gpusortstate *state)
 	 * with the times of the phases so far (without EXPLAIN ANALYZE's
 	 * per-row instrumentation in them).
 	 */
-	elog(DEBUG1, "gpusort: " INT64_FORMAT " records sorted by %s, %s%s%s in %d runs (load %.0f ms, encode %.0f ms, key build %.0f ms busy, sort %.0f ms, refine %.0f ms, check %.0f ms, comparators %.0f ms, spill %.0f ms, merge %.0f ms)",
-		 stats->records, stats->engine, stats->algorithm,
+	elog(DEBUG1, "gpusort: " INT64_FORMAT " records sorted by %s%s%s, %s%s%s in %d runs (load %.0f ms, encode %.0f ms, key build %.0f ms busy, sort %.0f ms, refine %.0f ms, check %.0f ms, comparators %.0f ms, spill %.0f ms, merge %.0f ms)",
+		 stats->records, stats->engine,
+		 stats->device[0] ? ": " : "", stats->device, stats->algorithm,
 		 stats->fallback ? "; fallback: " : "",
 		 stats->fallback ? stats->fallback : "",
 		 state->runs ? runs_written(state->runs) + 1 : 1,

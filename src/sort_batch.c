@@ -332,6 +332,7 @@ comparator_sort(SortBatch *batch)
 	batch->keys_order = false;
 	strlcpy(batch->sh->stats->engine, "PostgreSQL comparators",
 			sizeof(batch->sh->stats->engine));
+	batch->sh->stats->device[0] = '\0';
 	strlcpy(batch->sh->stats->algorithm, "quicksort",
 			sizeof(batch->sh->stats->algorithm));
 }
@@ -392,6 +393,7 @@ batch_sort(SortBatch *batch, bool keep_keys)
 		SortEngineStats *es = &batch->engine->stats;
 
 		strlcpy(stats->engine, es->engine, sizeof(stats->engine));
+		strlcpy(stats->device, es->device, sizeof(stats->device));
 		strlcpy(stats->algorithm, es->algorithm, sizeof(stats->algorithm));
 		stats->transfer_ms += es->transfer_ms;
 		stats->device_sort_ms += es->device_sort_ms;
