@@ -20,6 +20,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep time);
+use File::Spec;
 
 use FindBin;
 use lib $FindBin::RealBin;
@@ -29,7 +30,8 @@ my $node = gpusort_node('spill',
 	conf => "gpusort.max_memory = '1MB'\nlog_temp_files = 0\ngpusort.gpu_min_rows = 0\n");
 big_table($node, 300000);
 my $tmpdir = $node->data_dir . '/base/pgsql_tmp';
-my $tblspc_dir = PostgreSQL::Test::Utils::tempdir();
+# an absolute path: 17's tempdir() may return one relative to the test's directory
+my $tblspc_dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir());
 $node->safe_psql('postgres', "CREATE TABLESPACE gs_temp LOCATION '$tblspc_dir'");
 
 # temporary files of the default tablespace and of gs_temp
