@@ -51,7 +51,9 @@ fi
 
 # a private copy of the test files the server user can read and write in
 work=$(mktemp -d /tmp/gpusort-test.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+fuzzlog=
+keep_fuzzlog=0
+trap 'rm -rf "$work"; [ "$keep_fuzzlog" = 1 ] || [ -z "$fuzzlog" ] || rm -rf "$fuzzlog"' EXIT
 cp -r "$root/sql" "$root/expected" "$root/test" "$work/"
 [ ${#runas[@]} -gt 0 ] && chown -R "$user" "$work"
 
@@ -108,14 +110,17 @@ fi
 
 if [ "${GPUSORT_SKIP_FUZZ:-0}" != 1 ]; then
   echo "== fuzz (engine = $engine)"
-  # repro scripts of failures are kept in test/fuzz/out/ (git-ignored)
-  mkdir -p "$work/fuzz"
-  [ ${#runas[@]} -gt 0 ] && chown "$user" "$work/fuzz"
+  # the fuzzer's server log and repro scripts: removed when the round
+  # passes; after a failure they stay where the fuzzer said, and a copy
+  # goes to test/fuzz/out/ (git-ignored)
+  fuzzlog=$(mktemp -d /tmp/gpusort-fuzz.XXXXXX)
+  [ ${#runas[@]} -gt 0 ] && chown "$user" "$fuzzlog"
   python3 "$root/test/fuzz/fuzz.py" --pg-config "$PG_CONFIG" --engine "$engine" \
       --seed 1 --seed random --minutes "${GPUSORT_FUZZ_MINUTES:-1.25}" \
       ${spill_conf:+--extra-conf "$spill_conf"} \
-      --log-dir "$work/fuzz" ${user:+--user "$user"} || {
-    rm -rf "$root/test/fuzz/out" && cp -r "$work/fuzz" "$root/test/fuzz/out" 2>/dev/null || true
-    echo "fuzz failed (repro scripts in test/fuzz/out/)"; exit 1; }
+      --log-dir "$fuzzlog" ${user:+--user "$user"} || {
+    keep_fuzzlog=1
+    rm -rf "$root/test/fuzz/out" && cp -r "$fuzzlog" "$root/test/fuzz/out" 2>/dev/null || true
+    echo "fuzz failed (repro scripts in $fuzzlog and test/fuzz/out/)"; exit 1; }
 fi
 echo "== all tests passed"

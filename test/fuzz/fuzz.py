@@ -662,6 +662,9 @@ class Fuzzer:
         epoch = None
         qi = only if only is not None else 0
         last_progress = time.time()
+        st = self.stats
+        # the progress line counts this seed's queries; the totals are of all seeds so far
+        base = {k: st[k] for k in ('queries', 'gpusort', 'failures')}
         while True:
             if only is None and (qi >= nqueries or time.time() > deadline):
                 break
@@ -711,8 +714,11 @@ class Fuzzer:
                     return False
             if time.time() - last_progress > 15:
                 last_progress = time.time()
-                log('  ... seed %s: %d queries, %d with GpuSort, %d failures' % (
-                    seed, qi + 1, st['gpusort'], st['failures']))
+                log('  ... seed %s: %d queries, %d with GpuSort, %d failures '
+                    '(all seeds so far: %d queries, %d with GpuSort, %d failures)' % (
+                        seed, st['queries'] - base['queries'], st['gpusort'] - base['gpusort'],
+                        st['failures'] - base['failures'],
+                        st['queries'], st['gpusort'], st['failures']))
             if only is not None:
                 break
             qi += 1
@@ -796,6 +802,7 @@ def main():
         args.queries = 300
     args.bindir = subprocess.run([args.pg_config, '--bindir'], stdout=subprocess.PIPE, text=True,
                                  check=True).stdout.strip()
+    given_log_dir = bool(args.log_dir)
     if not args.log_dir:
         args.log_dir = tempfile.mkdtemp(prefix='gpusort-fuzz-log.')
     os.makedirs(args.log_dir, exist_ok=True)
@@ -868,7 +875,13 @@ def main():
             pass
         log('sorts by engine (server log): ' + (', '.join('%s %d' % kv for kv in sorted(engines.items()))
                                                  or 'none logged'))
-    log('fuzz %s; logs in %s' % ('passed' if ok else 'FAILED', args.log_dir))
+    # a passed round's logs are of no further use: a caller that named the
+    # directory may remove them, so only a failure (or a directory of our
+    # own) points there
+    if ok and given_log_dir:
+        log('fuzz passed')
+    else:
+        log('fuzz %s; logs in %s' % ('passed' if ok else 'FAILED', args.log_dir))
     return 0 if ok else 1
 
 
