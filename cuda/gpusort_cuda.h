@@ -55,7 +55,7 @@ typedef struct GsCudaStats
 	int			presorted;		/* 1: input already in order, 2: exactly reversed */
 } GsCudaStats;
 
-/* Fault injection points, for tests (issue: reliability). */
+/* Fault injection points, for the reliability tests (test/RELIABILITY.md). */
 typedef enum GsCudaFault
 {
 	GSCUDA_FAULT_NONE = 0,

@@ -13,8 +13,9 @@
  * (key, index) order the GPU engine must also produce.
  *
  * Before anything else the input is checked for being already in order, or
- * exactly reversed (strictly descending), as seed 003 suggests: both are
- * answered without sorting.
+ * exactly reversed (strictly descending), the early exit of Ha, Krüger and
+ * Silva, "Fast 4-way parallel radix sorting on GPUs": both are answered
+ * without sorting.
  *
  * This file calls nothing of PostgreSQL, so the GPU kernel tests link it as
  * their reference implementation.

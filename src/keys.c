@@ -1,9 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * keys.c
- *	  Building normalized keys from tuples: the order-preserving mappings of
- *	  seed 003 (signed integers and floats mapped to unsigned order), NULL
- *	  placement and DESC folded in, several columns concatenated.
+ *	  Building normalized keys from tuples: order-preserving mappings of
+ *	  signed integers and floats to unsigned order (as in Ha, Krüger and
+ *	  Silva, "Fast 4-way parallel radix sorting on GPUs"), NULL placement
+ *	  and DESC folded in, several columns concatenated.
  *
  * This file decides each ORDER BY column's encoding (key_kind_for) and
  * places the layout; it also holds the fixed path, which builds keys of

@@ -250,8 +250,10 @@ key_inputs_isnull(const KeyInputs *in, size_t i)
 }
 
 /*
- * The order-preserving mappings shared by both paths (seed 003): the value
- * as an unsigned integer whose order is the type's btree order.
+ * The order-preserving mappings shared by both paths (the sign-bit and
+ * float mappings of Ha, Krüger and Silva, "Fast 4-way parallel radix
+ * sorting on GPUs"): the value as an unsigned integer whose order is the
+ * type's btree order.
  */
 static inline uint32
 float4_order_bits(float4 value)

@@ -1,30 +1,42 @@
 #!/bin/bash
-# test/gpu/device-run.sh: one call of the project's GPU host (device tool).
+# test/gpu/device-run.sh: the phases of one run on the GPU test host
+# (test/gpu/README.md: how the host gets PostgreSQL and gpusort).
 #
-#   test/gpu/prepare.sh                       (here, once)
-#   source .device/pg-on-device.sh && test/gpu/device-run.sh PHASE...   (there)
+#   test/gpu/prepare.sh                                   (here, once)
+#   source .device/pg-on-device.sh && test/gpu/device-run.sh PHASE...    (there)
+#   export PG_MAJOR=17; source .device/pg-on-device.sh && test/gpu/device-run.sh PHASE...
 #
 # PHASE: tests (test/gpu/run.sh: regression suite on the GPU engine and
 # kernel tests), bench (bench/run.sh on 1M and 10M rows), targets (the
-# issues' speed targets at 10M rows: ORDER BY k, ORDER BY f, k, LIMIT 100,
-# numeric and COLLATE "C", native against the GPU, and the first three
-# with each GPU algorithm forced, to check gpu_algorithm = auto), text (the text and
-# numeric queries at 10M rows, native against the GPU), dists (the
-# distribution runs at 10M rows), kernel (bench/kernel_bench.sh), pgbench
-# (test/gpu/pgbench.sh: 32 clients, gpusort on then off, 150 s each by
-# default, within the device tool's 10 minutes), fuzz (the long round of
+# speed targets at 10M rows, bench/results/targets.md: ORDER BY k, ORDER BY
+# f, k, LIMIT 100, numeric and COLLATE "C", native against the GPU, and the
+# first three with each GPU algorithm forced, to check gpu_algorithm =
+# auto), text (the text and numeric queries at 10M rows, native against the
+# GPU), dists (the distribution runs at 10M rows), kernel
+# (bench/kernel_bench.sh), pgbench (test/gpu/pgbench.sh: 32 clients,
+# gpusort on then off, 150 s each by default), fuzz (the long round of
 # test/fuzz/fuzz.py with gpusort.engine = gpu: seed 1 and a random one,
 # FUZZ_MINUTES, default 6, FUZZ_ROWS rows, default 20000).  Logs and
-# results go to $OUT (the device tool brings them back).
+# results go to $OUT (default /tmp/gpusort-out).  The PostgreSQL is the one
+# PG_CONFIG names (pg-on-device.sh sets it, and PG_MAJOR picks 15 or 17).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=${OUT:-/tmp/gpusort-out}
 mkdir -p "$out"
 cd "$root"
-# ICU's headers come from .device/debs (test/gpu/prepare.sh), unpacked under /opt/pg
-[ -d /opt/pg/usr/include/unicode ] || for deb in .device/debs/libicu-dev_*.deb; do
-  [ -f "$deb" ] && dpkg -x "$deb" /opt/pg; done
-[ -d /opt/pg/usr/include/unicode ] && export CPATH=/opt/pg/usr/include${CPATH:+:$CPATH}
+# ICU's headers of the server's ICU version: pg-on-device.sh unpacks them
+# beside PostgreSQL and puts them on CPATH; the same from .device/ otherwise
+PG_CONFIG=${PG_CONFIG:-pg_config}
+pgroot=${PG_CONFIG%/usr/lib/postgresql/*}
+if [ "$pgroot" != "$PG_CONFIG" ] && [ ! -d "$pgroot/usr/include/unicode" ]; then
+  debs=.device/debs; [ "${PG_MAJOR:-15}" = 15 ] || debs=.device/debs-$PG_MAJOR
+  for deb in "$debs"/libicu-dev_*.deb; do [ -f "$deb" ] && dpkg -x "$deb" "$pgroot"; done
+fi
+[ -d "$pgroot/usr/include/unicode" ] && case ":${CPATH:-}:" in
+  *":$pgroot/usr/include:"*) ;;
+  *) export CPATH=$pgroot/usr/include${CPATH:+:$CPATH} ;;
+esac
+echo "PostgreSQL: $("$PG_CONFIG" --version)" > "$out/postgresql.txt"
 nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv > "$out/gpu.txt" 2>&1
 for phase in "$@"; do
   echo "== $phase ($(date +%T))"

@@ -1,17 +1,67 @@
 #!/bin/bash
-# test/gpu/prepare.sh: run here, in the project root, before a call of the
-# GPU host (device tool) that builds gpusort there.
+# test/gpu/prepare.sh: run here, in the project root, before a run on the
+# GPU test host that builds gpusort there (test/gpu/README.md).
 #
-# The shared ../shared/device/prepare.sh brings Debian's PostgreSQL 15 along
-# in .device/ (git-ignored); gpusort also needs ICU's headers to build
-# (PostgreSQL's pg_locale.h includes unicode/ucol.h when PostgreSQL is built
-# with ICU), which the GPU host lacks, so this adds Debian 12's libicu-dev
-# next to them.  test/gpu/device-run.sh points the compiler at them.
+#   test/gpu/prepare.sh [MAJOR...]      MAJOR: 15, 17 (default: both)
+#
+# The host has no PostgreSQL and no network, so Debian's packages travel
+# along in .device/ (git-ignored; GPUSORT_DEVICE_DIR to put them elsewhere):
+#  - 15: the shared ../shared/device/prepare.sh fetches Debian 12's
+#    PostgreSQL 15 into .device/debs; this adds Debian 12's libicu-dev, since
+#    PostgreSQL's pg_locale.h includes ICU's headers, which the host lacks;
+#  - 17: trixie's PostgreSQL 17 (server, client, server headers and PGXS,
+#    libpq5), ICU 76 and its headers, into .device/debs-17, through apt with
+#    trixie's package lists kept apart from this machine's; and trixie's
+#    LDAP library in .device/debs-17/fallback, unpacked on the host only if
+#    it lacks libldap.so.2.  Trixie's binaries need glibc 2.38, which the
+#    host's Ubuntu 24.04 has (2.39).
+# Then test/gpu/pg-on-device.sh goes to .device/, where the host sources it.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 shared=${GPUSORT_SHARED_DEVICE:-$root/../shared/device}
-mkdir -p "$root/.git/info"
-bash "$shared/prepare.sh"
-cd "$root/.device/debs"
-ls libicu-dev_*.deb >/dev/null 2>&1 || apt-get download -qq libicu-dev 2>&1 | grep -v unsandboxed || true
-ls libicu-dev_*.deb
+device=${GPUSORT_DEVICE_DIR:-$root/.device}
+majors=${*:-15 17}
+mirror=${GPUSORT_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+
+for major in $majors; do
+  case $major in
+    15)
+      if [ -z "${GPUSORT_DEVICE_DIR:-}" ]; then
+        bash "$shared/prepare.sh"
+      else
+        # the shared script writes into the checkout's own .device/
+        mkdir -p "$device/debs"
+        (cd "$device/debs" && { ls postgresql-15_*.deb >/dev/null 2>&1 ||
+          apt-get download -qq postgresql-15 postgresql-client-15 postgresql-server-dev-15 \
+            libpq5 libicu72 libldap-2.5-0; })
+      fi
+      (cd "$device/debs" && { ls libicu-dev_*.deb >/dev/null 2>&1 || apt-get download -qq libicu-dev; })
+      ;;
+    17)
+      mkdir -p "$device/debs-17/fallback"
+      if ! ls "$device/debs-17"/postgresql-17_*.deb >/dev/null 2>&1; then
+        apt_dir=$(mktemp -d)
+        trap 'rm -rf "$apt_dir"' EXIT
+        mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
+        echo "deb $mirror trixie main" > "$apt_dir/sources.list"
+        echo "deb http://security.debian.org/debian-security trixie-security main" >> "$apt_dir/sources.list"
+        apt_opts=(-o Dir::Etc::SourceList="$apt_dir/sources.list" -o Dir::Etc::SourceParts=/nonexistent
+                  -o Dir::State::Lists="$apt_dir/lists" -o Dir::Cache="$apt_dir/cache"
+                  -o Dir::State::status=/dev/null -o APT::Get::List-Cleanup=false
+                  -o APT::Sandbox::User=root)
+        n=0
+        until apt-get "${apt_opts[@]}" -qq update; do
+          n=$((n + 1)); [ $n -lt 3 ] || { echo "prepare: apt-get update for trixie failed" >&2; exit 1; }
+          sleep 15
+        done
+        (cd "$device/debs-17" && apt-get "${apt_opts[@]}" -qq download \
+           postgresql-17 postgresql-client-17 postgresql-server-dev-17 libpq5 libicu76 libicu-dev)
+        (cd "$device/debs-17/fallback" && apt-get "${apt_opts[@]}" -qq download libldap2)
+      fi
+      ls "$device/debs-17"/postgresql-17_*.deb "$device/debs-17"/libicu-dev_*.deb >/dev/null
+      ;;
+    *) echo "prepare: PostgreSQL $major is not carried to the GPU host (15 or 17)" >&2; exit 1 ;;
+  esac
+done
+cp "$root/test/gpu/pg-on-device.sh" "$device/pg-on-device.sh"
+du -sh "$device"/debs* | sed 's/^/prepared: /'

@@ -74,7 +74,7 @@ my $parallel = q{SET max_parallel_workers_per_gather = 2; SET parallel_setup_cos
 SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0};
 check_session('no preload, after LOAD, parallel', 'postgres', 1, "LOAD 'gpusort'; $parallel");
 my $pplan = $node->safe_psql('postgres', "LOAD 'gpusort'; $parallel;
-	EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $order_by");
+	EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF) $order_by");
 like($pplan, qr/Gather Merge.*Workers Launched: [12]\n\s+->  Custom Scan \(GpuSort\)/s,
 	'no preload, after LOAD: workers ran the GpuSort');
 is($node->safe_psql('postgres', "LOAD 'gpusort'; SHOW gpusort.engine"),

@@ -52,7 +52,7 @@ my $query = q{SELECT md5(string_agg(k || ':' || id, ',')), count(*) FROM (SELECT
 my $native = $node->safe_psql('postgres', "SET gpusort.enabled = off; $query");
 
 # 1. right results, forward and backward
-my $plan = $node->safe_psql('postgres', "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT k, id FROM big ORDER BY k, id");
+my $plan = $node->safe_psql('postgres', "EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF) SELECT k, id FROM big ORDER BY k, id");
 like($plan, qr/Custom Scan \(GpuSort\)/, 'the sort is a GpuSort');
 my ($runs) = $plan =~ /Runs Written: (\d+)/;
 cmp_ok($runs // 0, '>', 10, "it writes tens of runs (" . ($runs // 0) . ")");
