@@ -151,8 +151,11 @@ SKIP:
 	my ($native_full) = run_busy(0, 'SET gpusort.enabled = off');
 	my $native_timeout = sprintf('%.2f', 0.6 * $native_full);
 	my ($native_secs, $native_err) = run_busy($native_timeout, 'SET gpusort.enabled = off');
-	ok($native_secs < $native_timeout + 0.6 && $native_err =~ /statement timeout/,
-		"PostgreSQL's Sort ($native_full s) with a ${native_timeout}s timeout: cancelled after $native_secs s");
+	# (a machine busy with other work may have slowed the first run, so that
+	# this one ends before the timeout: then nothing was cancelled late)
+	ok($native_secs < $native_timeout + 0.6
+		  && ($native_err =~ /statement timeout/ || $native_secs < $native_timeout),
+		"PostgreSQL's Sort ($native_full s) with a ${native_timeout}s timeout: ended after $native_secs s");
 	my $timeout = sprintf('%.2f', 0.6 * $full);
 	my ($secs) = run_busy($timeout, 'SET gpusort.enabled = on');
 	cmp_ok($secs, '<', $timeout + 0.6,
