@@ -175,7 +175,8 @@ def run_one(query, setting, runs, warmup=None, explain=True):
 
 def find_gpusort(node):
     if node.get("Custom Plan Provider") == "GpuSort":
-        keep = ("Sort Engine", "Fallback", "Key Width", "Records", "Resolved by Comparator",
+        keep = ("Sort Engine", "Sort Device", "Sort Algorithm", "Fallback", "Key Width",
+                "Records", "Resolved by Comparator",
                 "Load Time", "Encode Time", "Sort Time", "GPU Transfer Time",
                 "GPU Kernel Time", "Resolve Time", "Emit Time", "GPU Memory Used")
         return {k: node[k] for k in keep if k in node}
@@ -184,6 +185,18 @@ def find_gpusort(node):
         if found:
             return found
     return None
+
+
+def engine_text(details):
+    """The engine as EXPLAIN's text format writes it: "GPU: <device>, <algorithm>"."""
+    if not details or "Sort Engine" not in details:
+        return ""
+    text = details["Sort Engine"]
+    if details.get("Sort Device"):
+        text += ": " + details["Sort Device"]
+    if details.get("Sort Algorithm"):
+        text += ", " + details["Sort Algorithm"]
+    return text
 
 
 def main():
@@ -255,7 +268,7 @@ def main():
                                               warmup=warm, explain=not (slow and setting.startswith("native")))
                 results.append({"rows": n, "query": label, "sql": sql, "setting": setting,
                                 "median_ms": med, "times_ms": times, "gpusort": details})
-                engine = (details or {}).get("Sort Engine", "-")
+                engine = engine_text(details) or "-"
                 print("  %-24s %-12s %10.1f ms  (%s)  [%.0fs]" %
                       (label, setting, med, engine, time.time() - start), flush=True)
 
@@ -286,7 +299,7 @@ def write_markdown(results, settings, path):
             if a in by and b in by and by[b]["median_ms"] > 0:
                 return "%.2fx" % (by[a]["median_ms"] / by[b]["median_ms"])
             return ""
-        engine = ((by.get("gpu") or {}).get("gpusort") or {}).get("Sort Engine", "")
+        engine = engine_text((by.get("gpu") or {}).get("gpusort"))
         lines.append("| %d | %s | %s | %s | %s | %s | %s |" %
                      (n, q, " | ".join(ms(c) for c in cols), ratio("native", "cpu"),
                       ratio("native", "gpu"), ratio("native-par8", "gpu"), engine))

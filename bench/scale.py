@@ -287,7 +287,12 @@ def describe_plan(node):
     if not node:
         return ""
     if node.get("Custom Plan Provider") == "GpuSort":
-        parts = [str(node.get("Sort Engine", "GpuSort"))]
+        engine = str(node.get("Sort Engine", "GpuSort"))
+        if node.get("Sort Device"):
+            engine += ": " + node["Sort Device"]
+        if node.get("Sort Algorithm"):
+            engine += ", " + node["Sort Algorithm"]
+        parts = [engine]
         if node.get("Fallback"):
             parts.append("fallback: %s" % node["Fallback"])
     else:
