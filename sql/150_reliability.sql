@@ -88,6 +88,16 @@ SELECT pg_backend_pid() AS backend \gset
 SHOW gpusort.inject_fault;
 SELECT gs.no_fault_ok('SELECT k, id FROM gs_rel ORDER BY k');
 
+-- gpusort.engine = auto: GpuSort in the plan with or without a usable GPU;
+-- the GPU sorts where there is one, the CPU engine elsewhere, and neither
+-- is reported as a fallback
+SET gpusort.engine = auto;
+SET gpusort.gpu_min_rows = 0;
+SELECT plan_of('SELECT k, id FROM gs_rel ORDER BY k') LIKE 'Custom Scan (GpuSort)%' AS auto_gpusort,
+       gs.no_fault_ok('SELECT k, id FROM gs_rel ORDER BY k') AS auto_engine;
+RESET gpusort.gpu_min_rows;
+RESET gpusort.engine;
+
 -- the value is checked
 SET gpusort.inject_fault = 'bogus';
 SET gpusort.inject_fault = 'error:nowhere';

@@ -101,7 +101,7 @@ _PG_init(void)
 
 	DefineCustomEnumVariable("gpusort.engine",
 							 "What sorts the records: auto (the GPU when one is usable, "
-							 "else plans are left alone), gpu, or cpu.",
+							 "else the CPU engine), gpu, or cpu.",
 							 NULL,
 							 &gpusort_engine,
 							 GPUSORT_ENGINE_AUTO,

@@ -5,17 +5,19 @@
  *	  what happens when one fails, the order of what the keys leave equal,
  *	  and the result as tuple pointers in sorted order.
  *
- * The GPU engine (a request to the GPU service) is tried first, unless
- * gpusort.engine = cpu or the batch is expected below gpusort.gpu_min_rows.
+ * The GPU engine (a request to the GPU service) is tried first with
+ * gpusort.engine = gpu, and with auto where a GPU is usable and the batch
+ * is expected at gpusort.gpu_min_rows or more; auto without a usable GPU,
+ * and cpu, start on the CPU engine (auto's choice there, not a fallback).
  * If the service cannot take the request, the CPU engine starts instead;
  * if the service fails it later, the GPU engine's own keys go to the CPU
  * engine's sort (SortEngine.fallback).  If the GPU engine fails in the
- * backend, the batch's keys are encoded again for the CPU engine, and later
- * batches of the same sort start on the CPU.  If keys cannot be built, or the CPU engine or the
- * refinement of generic keys fails, the batch is ordered by PostgreSQL's
- * comparators alone, in place (the comparator sort): no tuple is copied,
- * and the batch becomes a run like any other.  EXPLAIN ANALYZE gives every
- * reason (Fallback).
+ * backend, the batch's keys are encoded again for the CPU engine, and
+ * later batches of the same sort start on the CPU.  If keys cannot be
+ * built, or the CPU engine or the refinement of generic keys fails, the
+ * batch is ordered by PostgreSQL's comparators alone, in place (the
+ * comparator sort): no tuple is copied, and the batch becomes a run like
+ * any other.  EXPLAIN ANALYZE gives every reason (Fallback).
  *
  * After the engine's sort (key, index), records with equal inexact keys are
  * ordered by PostgreSQL's comparators (tiebreak.c), after refinement on
@@ -78,8 +80,14 @@ batch_start_engine(SortBatch *batch)
 	if (batch->comparator_sort)
 		return;
 
+	/*
+	 * engine = gpu tries the GPU and says why it fell back; engine = auto
+	 * uses the GPU only where one is usable, and the CPU engine elsewhere is
+	 * its choice, not a fallback.
+	 */
 	if (!batch->gpu_failed && sh->layout.key_words > 0 &&
-		gpusort_engine != GPUSORT_ENGINE_CPU)
+		(gpusort_engine == GPUSORT_ENGINE_GPU ||
+		 (gpusort_engine == GPUSORT_ENGINE_AUTO && gpusort_gpu_maybe_present())))
 	{
 		if (gpusort_engine == GPUSORT_ENGINE_AUTO &&
 			expected < (size_t) gpusort_gpu_min_rows)
