@@ -9,8 +9,9 @@
 #
 #   test/gpu/run.sh [OUTDIR]        (OUTDIR defaults to $OUT or test/gpu/out)
 #
-# On the GPU host of the project's device tool, start with
+# On the project's GPU test host (test/gpu/README.md), start with
 #   source .device/pg-on-device.sh && test/gpu/run.sh
+# (export PG_MAJOR=17 before it for PostgreSQL 17).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=${1:-${OUT:-$root/test/gpu/out}}
