@@ -16,6 +16,7 @@
 
 #include "postgres.h"
 
+#include "storage/proc.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/pg_locale.h"
@@ -30,6 +31,16 @@
  */
 #if PG_VERSION_NUM < 160000
 #define guc_malloc(elevel, size) malloc(size)
+#endif
+
+/*
+ * This process's index in ProcGlobal->allProcs: 17 keeps it in
+ * MyProcNumber, where PGPROC.pgprocno was before.
+ */
+#if PG_VERSION_NUM >= 170000
+#define gpusort_my_procno()	((int) MyProcNumber)
+#else
+#define gpusort_my_procno()	(MyProc->pgprocno)
 #endif
 
 /*

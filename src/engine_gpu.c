@@ -34,6 +34,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "compat.h"
 #include "engine.h"
 #include "faults.h"
 #include "gpusort.h"
@@ -534,7 +535,7 @@ gpu_engine_begin(MemoryContext mcxt, int key_words, size_t expected_records,
 
 			memset(req, 0, sizeof(*req));
 			req->id = id;
-			req->backend_procno = MyProc->pgprocno;
+			req->backend_procno = gpusort_my_procno();
 			req->backend_pid = MyProcPid;
 			req->generation = svc->generation;
 			req->queued_at = GetCurrentTimestamp();

@@ -50,6 +50,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "compat.h"
 #include "engine.h"
 #include "gpusort.h"
 #include "service.h"
@@ -1016,7 +1017,7 @@ gpusort_service_main(Datum arg)
 	LWLockAcquire(svc->lock, LW_EXCLUSIVE);
 	svc->generation++;
 	svc->service_pid = MyProcPid;
-	svc->service_procno = MyProc->pgprocno;
+	svc->service_procno = gpusort_my_procno();
 	svc->ready = false;
 	fail_stale_requests();
 	LWLockRelease(svc->lock);
