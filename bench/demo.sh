@@ -1,7 +1,8 @@
 #!/bin/bash
 # bench/demo.sh: set up everything and show gpusort at work.
 #
-# Installs the build dependencies (as root, on Debian/Ubuntu), builds and
+# Installs the build dependencies (as root, on Debian; PG_MAJOR picks the
+# PostgreSQL, default 15, the one Debian 12 ships), builds and
 # installs gpusort, starts a throwaway server with gpusort preloaded and
 # its default settings (gpusort.engine = auto: the GPU when one is usable,
 # the CPU engine otherwise), fills a table of DEMO_ROWS rows (default
