@@ -30,7 +30,12 @@ PG_CONFIG=${PG_CONFIG:-pg_config}
 pgroot=${PG_CONFIG%/usr/lib/postgresql/*}
 if [ "$pgroot" != "$PG_CONFIG" ] && [ ! -d "$pgroot/usr/include/unicode" ]; then
   debs=.device/debs; [ "${PG_MAJOR:-15}" = 15 ] || debs=.device/debs-$PG_MAJOR
-  for deb in "$debs"/libicu-dev_*.deb; do [ -f "$deb" ] && dpkg -x "$deb" "$pgroot"; done
+  for f in "$debs"/icu-headers.tar.gz "$debs"/libicu-dev_*.deb; do
+    case $f in
+      *.tar.gz) [ -f "$f" ] && tar -xzf "$f" -C "$pgroot" ;;
+      *.deb) [ -f "$f" ] && dpkg -x "$f" "$pgroot" ;;
+    esac
+  done
 fi
 [ -d "$pgroot/usr/include/unicode" ] && case ":${CPATH:-}:" in
   *":$pgroot/usr/include:"*) ;;

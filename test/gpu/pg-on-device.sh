@@ -35,6 +35,9 @@ if [ ! -x "$PGBIN/postgres" ]; then
     || echo "pg-on-device: no PostgreSQL $PG_MAJOR packages in $_pgdev_debs (run test/gpu/prepare.sh $PG_MAJOR first)" >&2
   mkdir -p "$_pgdev_root"
   for _pgdev_deb in "$_pgdev_debs"/*.deb; do dpkg -x "$_pgdev_deb" "$_pgdev_root"; done
+  for _pgdev_tgz in "$_pgdev_debs"/*.tar.gz; do
+    [ -f "$_pgdev_tgz" ] && tar -xzf "$_pgdev_tgz" -C "$_pgdev_root"
+  done
   # LDAP: only where the host lacks the library the server was linked with
   if [ -d "$_pgdev_debs/fallback" ] && LD_LIBRARY_PATH=$LD_LIBRARY_PATH ldd "$PGBIN/postgres" | grep -q 'not found'; then
     for _pgdev_deb in "$_pgdev_debs"/fallback/*.deb; do dpkg -x "$_pgdev_deb" "$_pgdev_root"; done

@@ -15,13 +15,29 @@
 #    LDAP library in .device/debs-17/fallback, unpacked on the host only if
 #    it lacks libldap.so.2.  Trixie's binaries need glibc 2.38, which the
 #    host's Ubuntu 24.04 has (2.39).
-# Then test/gpu/pg-on-device.sh goes to .device/, where the host sources it.
+# Of libicu-dev only ICU's headers are kept (icu-headers.tar.gz, a tenth of
+# the package), so that one version's directory stays well within what a
+# run on the host may carry.  Then test/gpu/pg-on-device.sh goes to
+# .device/, where the host sources it.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 shared=${GPUSORT_SHARED_DEVICE:-$root/../shared/device}
 device=${GPUSORT_DEVICE_DIR:-$root/.device}
 majors=${*:-15 17}
 mirror=${GPUSORT_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+
+# libicu-dev_*.deb in $1 -> $1/icu-headers.tar.gz (usr/include/unicode)
+icu_headers() {
+  local dir=$1 deb tmp
+  for deb in "$dir"/libicu-dev_*.deb; do
+    [ -f "$deb" ] || continue
+    tmp=$(mktemp -d)
+    dpkg -x "$deb" "$tmp"
+    tar -C "$tmp" -czf "$dir/icu-headers.tar.gz" usr/include/unicode
+    rm -rf "$tmp" "$deb"
+  done
+  [ -f "$dir/icu-headers.tar.gz" ] || { echo "prepare: no ICU headers in $dir" >&2; exit 1; }
+}
 
 for major in $majors; do
   case $major in
@@ -35,7 +51,9 @@ for major in $majors; do
           apt-get download -qq postgresql-15 postgresql-client-15 postgresql-server-dev-15 \
             libpq5 libicu72 libldap-2.5-0; })
       fi
-      (cd "$device/debs" && { ls libicu-dev_*.deb >/dev/null 2>&1 || apt-get download -qq libicu-dev; })
+      (cd "$device/debs" && { [ -f icu-headers.tar.gz ] || ls libicu-dev_*.deb >/dev/null 2>&1 ||
+         apt-get download -qq -o APT::Sandbox::User=root libicu-dev; })
+      icu_headers "$device/debs"
       ;;
     17)
       mkdir -p "$device/debs-17/fallback"
@@ -58,7 +76,8 @@ for major in $majors; do
            postgresql-17 postgresql-client-17 postgresql-server-dev-17 libpq5 libicu76 libicu-dev)
         (cd "$device/debs-17/fallback" && apt-get "${apt_opts[@]}" -qq download libldap2)
       fi
-      ls "$device/debs-17"/postgresql-17_*.deb "$device/debs-17"/libicu-dev_*.deb >/dev/null
+      icu_headers "$device/debs-17"
+      ls "$device/debs-17"/postgresql-17_*.deb >/dev/null
       ;;
     *) echo "prepare: PostgreSQL $major is not carried to the GPU host (15 or 17)" >&2; exit 1 ;;
   esac
