@@ -38,6 +38,7 @@
 #include "sort.h"
 #include "sort_batch.h"
 #include "sort_budget.h"
+#include "service.h"
 #include "sort_runs.h"
 
 /* how many tuples ahead of the read position emitting prefetches */
@@ -292,6 +293,12 @@ gpusort_sort_performsort(Gpusortstate *state)
 	stats->exact = layout->exact;
 	stats->key_kind = key_layout_describe(layout);
 	stats->generic_keys = layout->generic;
+
+	/* gpusort_stat: one sort, by the engine of its last batch */
+	service_count_sort(strncmp(stats->engine, "GPU", 3) == 0 ? STAT_ENGINE_GPU :
+					   strncmp(stats->engine, "PostgreSQL", 10) == 0 ?
+					   STAT_ENGINE_COMPARATORS : STAT_ENGINE_CPU,
+					   (uint64) stats->records);
 
 	/*
 	 * One line per sort, for test/gpu/run.sh to see which engine sorted,

@@ -389,11 +389,8 @@ batch_sort(SortBatch *batch, bool keep_keys)
 	if (batch->comparator_sort)
 	{
 		comparator_sort(batch);
-		service_count_sort(STAT_ENGINE_COMPARATORS, batch->ntuples);
 		return;
 	}
-	service_count_sort(batch->engine_is_gpu ? STAT_ENGINE_GPU : STAT_ENGINE_CPU,
-					   batch->ntuples);
 
 	/* keep the order in the batch's memory; the engine's buffers can go */
 	gather_sorted(batch, perm, keep_keys);
