@@ -51,6 +51,13 @@ fi
 [ -d "$_pgdev_root/usr/include/unicode" ] \
   && export CPATH=$_pgdev_root/usr/include${CPATH:+:$CPATH}
 
+# IPC::Run for the TAP tests, where prepare.sh brought it (.device/perl)
+for _pgdev_deb in "$_pgdev_dir"/perl/libipc-run-perl_*.deb; do
+  [ -f "$_pgdev_deb" ] || continue
+  [ -d /opt/perl ] || dpkg -x "$_pgdev_deb" /opt/perl
+  export PERL5LIB=/opt/perl/usr/share/perl5${PERL5LIB:+:$PERL5LIB}
+done
+
 id pgrun >/dev/null 2>&1 || useradd -m pgrun
 if [ ! -f "$PGDATA/PG_VERSION" ]; then
   mkdir -p "$PGDATA" && chown pgrun "$PGDATA"

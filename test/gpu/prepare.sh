@@ -82,5 +82,10 @@ for major in $majors; do
     *) echo "prepare: PostgreSQL $major is not carried to the GPU host (15 or 17)" >&2; exit 1 ;;
   esac
 done
+# Perl's IPC::Run (architecture-independent), which the TAP tests need and
+# the host lacks
+mkdir -p "$device/perl"
+(cd "$device/perl" && { ls libipc-run-perl_*.deb >/dev/null 2>&1 ||
+   apt-get download -qq -o APT::Sandbox::User=root libipc-run-perl; })
 cp "$root/test/gpu/pg-on-device.sh" "$device/pg-on-device.sh"
 du -sh "$device"/debs* | sed 's/^/prepared: /'
