@@ -26,24 +26,14 @@
 # native,cpu.  The servers' directories are under $BENCH_DIR (default
 # /tmp/gpusort-shard), their ports from $PGSERVER_PORT (default 54340) up.
 #
-# On the GPU host (see ../shared/device/README.md; test/gpu/prepare.sh here
-# first, then carry .device along):
+# On the GPU host (test/gpu/README.md: test/gpu/prepare.sh here first, then
+# carry .device along):
 #   source .device/pg-on-device.sh && bench/shard.sh --out $OUT/shard ...
-# That PostgreSQL lives under /opt/pg and the servers run as user pgrun,
-# and gpusort's build needs the ICU headers brought in .device/debs: this
-# script does both, as bench/scale.sh does.
+# bench/build.sh builds and installs gpusort for that PostgreSQL
+# (GPUSORT_NO_BUILD=1: use the installed one) and runs the servers as pgrun.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-export PG_CONFIG=${PG_CONFIG:-$(command -v pg_config || echo /usr/lib/postgresql/15/bin/pg_config)}
-if [[ $PG_CONFIG == /opt/pg/* ]]; then
-  # the GPU host, after pg-on-device.sh
-  export GPUSORT_TEST_USER=${GPUSORT_TEST_USER:-pgrun}
-  [ -d /opt/pg/usr/include/unicode ] || for deb in "$root"/.device/debs/libicu-dev_*.deb; do
-    [ -f "$deb" ] && dpkg -x "$deb" /opt/pg; done
-  [ -d /opt/pg/usr/include/unicode ] && export CPATH=/opt/pg/usr/include${CPATH:+:$CPATH}
-fi
-make -C "$root" -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG"
-make -C "$root" -s PG_CONFIG="$PG_CONFIG" install
+source "$root/bench/build.sh"
 
 source "$root/bench/pgserver.sh"
 base=${BENCH_DIR:-/tmp/gpusort-shard}
