@@ -22,6 +22,13 @@
  *	- finishing requests: sorted, and the permutation streamed back through
  *	  free slots.
  *
+ * A request expected at gpusort.service_split_rows or more, where there are
+ * several GPUs, is split by key range: the splitters come from a sample of
+ * its first chunk, each record goes to the range its key falls in (equal
+ * keys to the same one, in arrival order), each range is sorted on its own
+ * GPU, and the ranges' permutations, mapped back to the request's record
+ * numbers, are concatenated.
+ *
  * A sort may grow past its estimate into what its device's budget has left;
  * what it really holds is then reserved, and a sort that would need more
  * than the budget has left fails (its backend sorts on the CPU).
@@ -36,8 +43,6 @@
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
-
-#include <math.h>
 
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -84,7 +89,6 @@ typedef struct ActiveSort
 	SortPart	parts[SERVICE_MAX_DEVICES];
 	uint64	   *splitters;		/* split: nparts - 1 keys, ascending */
 	uint64	   *pending;		/* split: the request's chunk being received */
-	Size		records_in;		/* records of the chunks submitted */
 	const uint32 *perm;			/* after the sort */
 	uint32	   *perm_buf;		/* split: the concatenated permutation */
 	Size		delivered;		/* indexes handed to slots */
@@ -713,8 +717,8 @@ take_keys(int slotno)
 	{
 		memcpy(as->pending + slot->word_offset, service_slot_data(slotno),
 			   slot->nwords * sizeof(uint64));
-		if (slot->chunk_records > 0 && split_chunk(i, slot->chunkno, slot->chunk_records))
-			as->records_in = slot->chunkno * GPUSORT_CHUNK_RECORDS + slot->chunk_records;
+		if (slot->chunk_records > 0)
+			(void) split_chunk(i, slot->chunkno, slot->chunk_records);
 		return;
 	}
 
@@ -728,9 +732,8 @@ take_keys(int slotno)
 	}
 	memcpy(chunk + slot->word_offset, service_slot_data(slotno),
 		   slot->nwords * sizeof(uint64));
-	if (slot->chunk_records > 0 &&
-		submit_part_chunk(i, 0, slot->chunkno, slot->chunk_records))
-		as->records_in = slot->chunkno * GPUSORT_CHUNK_RECORDS + slot->chunk_records;
+	if (slot->chunk_records > 0)
+		(void) submit_part_chunk(i, 0, slot->chunkno, slot->chunk_records);
 }
 
 /*
