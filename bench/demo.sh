@@ -92,5 +92,5 @@ awk -v n="$native" -v g="$gpusort" -v nf="$native_first" -v gf="$gpusort_first" 
   printf "GpuSort engine:     %s\n", e;
   printf "EXPLAIN ANALYZE above says %.1f ms for GpuSort: it reads the clock for every row\n", x;
   printf "of every node, which the timed runs (EXPLAIN (ANALYZE, TIMING OFF)) do not.\n";
-  printf "A session'\''s first sort pays for fresh memory (and for starting CUDA on a GPU).\n" }'
+  printf "A session'\''s first sort pays for fresh memory (the kernel zeroes new pages).\n" }'
 step "done"
