@@ -66,38 +66,50 @@ static bool exit_callback_registered = false;
 
 /* ---------- the request ---------- */
 
+/*
+ * Give request i back, the caller holding the lock: an entry the service
+ * is done with is freed, one it still works on is marked withdrawn (the
+ * service closes its sort); the slots it holds for the backend are freed.
+ * Returns whether the service has something to do.
+ */
+static bool
+withdraw_locked(ServiceShared *svc, int i)
+{
+	ServiceRequest *req = &svc->requests[i];
+	bool		wake = false;
+
+	if (req->state == REQUEST_FAILED || req->state == REQUEST_DONE ||
+		req->state == REQUEST_QUEUED)
+		req->state = REQUEST_FREE;
+	else if (req->state != REQUEST_FREE)
+	{
+		req->state = REQUEST_WITHDRAWN;
+		wake = true;
+	}
+	/* slots of ours: keys being copied in, results not read */
+	for (int s = 0; s < svc->nslots; s++)
+	{
+		StagingSlot *slot = &svc->slots[s];
+
+		if (slot->request == i && slot->request_id == req->id &&
+			(slot->state == SLOT_FILLING || slot->state == SLOT_TO_BACKEND))
+			slot->state = SLOT_FREE;
+	}
+	return wake;
+}
+
 /* Give the request back: the service closes its sort, or it is just freed. */
 static void
 withdraw_request(GpuEngine *gpu)
 {
 	ServiceShared *svc = gpusort_service;
-	ServiceRequest *req;
 	bool		wake = false;
 
 	if (gpu->request < 0 || svc == NULL)
 		return;
-	req = &svc->requests[gpu->request];
 	LWLockAcquire(svc->lock, LW_EXCLUSIVE);
-	if (req->id == gpu->request_id)
-	{
-		if (req->state == REQUEST_FAILED || req->state == REQUEST_DONE ||
-			req->state == REQUEST_QUEUED)
-			req->state = REQUEST_FREE;
-		else if (req->state != REQUEST_FREE)
-		{
-			req->state = REQUEST_WITHDRAWN;
-			wake = true;
-		}
-		/* slots of ours: keys being copied in, results not read */
-		for (int s = 0; s < svc->nslots; s++)
-		{
-			StagingSlot *slot = &svc->slots[s];
-
-			if (slot->request == gpu->request && slot->request_id == gpu->request_id &&
-				(slot->state == SLOT_FILLING || slot->state == SLOT_TO_BACKEND))
-				slot->state = SLOT_FREE;
-		}
-	}
+	if (svc->requests[gpu->request].id == gpu->request_id)
+		wake = withdraw_locked(svc, gpu->request);
 	LWLockRelease(svc->lock);
 	gpu->request = -1;
 	ConditionVariableBroadcast(&svc->slot_freed);
@@ -121,19 +133,8 @@ withdraw_all_at_exit(int code, Datum arg)
 		return;
 	LWLockAcquire(svc->lock, LW_EXCLUSIVE);
 	for (int i = 0; i < svc->nrequests; i++)
-	{
-		ServiceRequest *req = &svc->requests[i];
-
-		if (req->backend_pid != MyProcPid || req->state == REQUEST_FREE)
-			continue;
-		req->state = (req->state == REQUEST_QUEUED || req->state == REQUEST_FAILED ||
-					  req->state == REQUEST_DONE) ? REQUEST_FREE : REQUEST_WITHDRAWN;
-		for (int s = 0; s < svc->nslots; s++)
-			if (svc->slots[s].request == i && svc->slots[s].request_id == req->id &&
-				(svc->slots[s].state == SLOT_FILLING ||
-				 svc->slots[s].state == SLOT_TO_BACKEND))
-				svc->slots[s].state = SLOT_FREE;
-	}
+		if (svc->requests[i].backend_pid == MyProcPid)
+			(void) withdraw_locked(svc, i);
 	LWLockRelease(svc->lock);
 	service_wake_service();
 }
@@ -157,12 +158,7 @@ request_alive(GpuEngine *gpu, ServiceRequestState *state)
 	*state = req->state;
 	if (req->state == REQUEST_FAILED)
 	{
-		if (strstr(req->error, "more than the budget") != NULL)
-			gpu->failure = FALLBACK_TOO_LARGE;
-		else if (strstr(req->error, "GPU service") != NULL)
-			gpu->failure = FALLBACK_SERVICE_LOST;
-		else
-			gpu->failure = FALLBACK_GPU_ERROR;
+		gpu->failure = (ServiceFallback) req->failure;
 		gpu->failure_detail = pstrdup(req->error);
 		return false;
 	}

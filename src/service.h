@@ -84,7 +84,8 @@ typedef struct ServiceRequest
 	/* set by the service */
 	int			device;
 	Size		reserved_bytes; /* GPU memory reserved in the device's budget */
-	char		error[SERVICE_ERROR_LEN];	/* REQUEST_FAILED: why */
+	char		error[SERVICE_ERROR_LEN];	/* REQUEST_FAILED: why ... */
+	int			failure;		/* ... and its ServiceFallback */
 	char		algorithm_name[32];
 	double		transfer_ms;
 	double		device_sort_ms;

@@ -143,6 +143,7 @@ fail_stale_requests(void)
 				break;
 			default:
 				strlcpy(req->error, "the GPU service restarted", sizeof(req->error));
+				req->failure = FALLBACK_SERVICE_LOST;
 				req->state = REQUEST_FAILED;
 				service_wake_backend(req);
 				break;
@@ -317,7 +318,7 @@ close_sort(int i, bool count_served)
 
 /* Fail request i (unless withdrawn meanwhile) and wake its backend. */
 static void
-fail_request(int i, const char *why)
+fail_request(int i, ServiceFallback reason, const char *why)
 {
 	ServiceRequest *req = &svc->requests[i];
 	uint64		id = active[i].id;
@@ -331,6 +332,7 @@ fail_request(int i, const char *why)
 		else if (req->state != REQUEST_FREE)
 		{
 			strlcpy(req->error, why, sizeof(req->error));
+			req->failure = reason;
 			req->state = REQUEST_FAILED;
 			service_wake_backend(req);
 		}
@@ -459,6 +461,7 @@ admit_queued(int *admitted)
 			snprintf(oldest->error, sizeof(oldest->error),
 					 "needs about %zu MB of GPU memory, more than the budget of any GPU "
 					 "(gpusort.service_gpu_memory_percent)", need >> 20);
+			oldest->failure = FALLBACK_TOO_LARGE;
 			oldest->state = REQUEST_FAILED;
 			service_wake_backend(oldest);
 			continue;
@@ -488,12 +491,12 @@ admit_queued(int *admitted)
 }
 
 /*
- * Before a call that may allocate on the device: a part may grow past its
- * reservation (its estimate) into what its device's budget has left, but
- * no further, and never past the session's gpusort.gpu_memory.
+ * The GPU memory part p of request i may take: past its reservation (its
+ * estimate) into what its device's budget has left, but no further, and
+ * never past the session's gpusort.gpu_memory.
  */
-static void
-set_part_limit(int i, int p)
+static Size
+part_limit(int i, int p)
 {
 	ServiceRequest *req = &svc->requests[i];
 	SortPart   *part = &active[i].parts[p];
@@ -504,7 +507,14 @@ set_part_limit(int i, int p)
 	LWLockRelease(svc->lock);
 	if (req->mem_limit > 0)
 		limit = Min(limit, req->mem_limit);
-	gscuda_sort_set_mem_limit(part->sort, Max(limit, (Size) 1));
+	return Max(limit, (Size) 1);
+}
+
+/* Before a call that may allocate on the device: its current limit. */
+static void
+set_part_limit(int i, int p)
+{
+	gscuda_sort_set_mem_limit(active[i].parts[p].sort, part_limit(i, p));
 }
 
 /* After it: what the part really holds is reserved, if more. */
@@ -537,24 +547,21 @@ open_sort(int i)
 	for (int p = 0; p < as->nparts; p++)
 	{
 		SortPart   *part = &as->parts[p];
-		Size		limit = part->reserved + device_room(&svc->devices[part->device]);
 
-		if (req->mem_limit > 0)
-			limit = Min(limit, req->mem_limit);
 		if (gscuda_select_device(svc->devices[part->device].cuda_device) != 0)
 		{
-			fail_request(i, "the GPU could not be selected");
+			fail_request(i, FALLBACK_GPU_ERROR, "the GPU could not be selected");
 			return;
 		}
 		gscuda_set_fault((GsCudaFault) req->fault);
 		part->sort = gscuda_sort_begin(req->key_words, GPUSORT_CHUNK_RECORDS,
 									   req->expected_records / as->nparts,
-									   (GsCudaAlgorithm) req->algorithm, limit,
+									   (GsCudaAlgorithm) req->algorithm, part_limit(i, p),
 									   err, sizeof(err));
 		if (part->sort == NULL)
 		{
 			check_device_lost();
-			fail_request(i, err);
+			fail_request(i, FALLBACK_GPU_ERROR, err);
 			return;
 		}
 		account_part(i, p);
@@ -579,7 +586,7 @@ submit_part_chunk(int i, int p, Size chunkno, Size nrecords)
 	if (gscuda_sort_submit(part->sort, chunkno, nrecords, err, sizeof(err)) != 0)
 	{
 		check_device_lost();
-		fail_request(i, err);
+		fail_request(i, FALLBACK_GPU_ERROR, err);
 		return false;
 	}
 	account_part(i, p);
@@ -677,7 +684,7 @@ split_chunk(int i, Size chunkno, Size nrecords)
 			if (part->chunk == NULL)
 			{
 				check_device_lost();
-				fail_request(i, err);
+				fail_request(i, FALLBACK_GPU_ERROR, err);
 				return false;
 			}
 		}
@@ -727,7 +734,7 @@ take_keys(int slotno)
 	if (chunk == NULL)
 	{
 		check_device_lost();
-		fail_request(i, err);
+		fail_request(i, FALLBACK_GPU_ERROR, err);
 		return;
 	}
 	memcpy(chunk + slot->word_offset, service_slot_data(slotno),
@@ -772,7 +779,7 @@ finish_sort(int i)
 		if (gscuda_sort_finish(part->sort, n, &perm, &stats, err, sizeof(err)) != 0)
 		{
 			check_device_lost();
-			fail_request(i, err);
+			fail_request(i, FALLBACK_GPU_ERROR, err);
 			return;
 		}
 		account_part(i, p);
@@ -794,7 +801,7 @@ finish_sort(int i)
 	{
 		if (out != req->nrecords)
 		{
-			fail_request(i, "the parts of a split sort lost records");
+			fail_request(i, FALLBACK_GPU_ERROR, "the parts of a split sort lost records");
 			return;
 		}
 		as->perm = as->perm_buf;
@@ -1058,7 +1065,7 @@ gpusort_service_main(Datum arg)
 	/* in-flight requests: their backends sort on the CPU */
 	for (int i = 0; i < svc->nrequests; i++)
 		if (active[i].id != 0)
-			fail_request(i, device_lost ? "the GPU failed; the GPU service restarts" :
+			fail_request(i, FALLBACK_SERVICE_LOST, device_lost ? "the GPU failed; the GPU service restarts" :
 						 "the GPU service stopped");
 	proc_exit(1);
 }
