@@ -10,8 +10,20 @@
  * parameters have not changed and the sort can rewind; sorting again
  * otherwise), backward scan and mark/restore, so it can stand wherever a
  * Sort stood; like Sort, it asks its sort for a result it can read again
- * when the plan may rewind it.  The sort's tuples are returned as they lie, without a copy:
- * the node's slot is a MinimalTuple slot that does not own them.
+ * when the plan may rewind it.  The sort's tuples are returned as they
+ * lie, without a copy: the node's slot is a MinimalTuple slot that does not
+ * own them.
+ *
+ * A parallel GpuSort (planner.c) has a Gather below it, and below that the
+ * load node (nodeGpuSortLoad.c) that copies each participant's rows into
+ * the query's shared memory.  Before the Gather starts, the node gives the
+ * load two thirds of what the backend's budget leaves (the rest is for the
+ * keys and order of the sort, and for the rows the load passes up when it
+ * is full); the rows that come up through the Gather are put into the sort
+ * as a serial GpuSort puts them, and when the Gather has ended the loaded
+ * rows are put in where they lie.  Those lie in the Gather's shared memory,
+ * which the executor's shutdown of the plan (ExecShutdownNode) destroys:
+ * the sort ends with it, and a later rescan starts the Gather again.
  *
  *-------------------------------------------------------------------------
  */
@@ -24,7 +36,9 @@
 
 #include "faults.h"
 #include "gpusort.h"
+#include "nodeGpuSortLoad.h"
 #include "sort.h"
+#include "sort_budget.h"
 
 typedef struct GpuSortState
 {
@@ -35,6 +49,13 @@ typedef struct GpuSortState
 	Gpusortstate *sort;			/* the sort, once the first fetch began it */
 	bool		sort_done;
 	GpuSortStats stats;
+
+	/* a parallel GpuSort: its load, and the budget share the load holds */
+	GpuSortLoadState *load;
+	MemoryContext load_cxt;
+	BudgetShare load_budget;
+	bool		sorted_in_place;	/* the sort holds rows of the load */
+	bool		shut_down;		/* the Gather's shared memory is gone */
 } GpuSortState;
 
 static Node *gpusort_create_state(CustomScan *cscan);
@@ -44,6 +65,7 @@ static void gpusort_end(CustomScanState *node);
 static void gpusort_rescan(CustomScanState *node);
 static void gpusort_mark(CustomScanState *node);
 static void gpusort_restore(CustomScanState *node);
+static void gpusort_shutdown(CustomScanState *node);
 static void gpusort_explain(CustomScanState *node, List *ancestors,
 							ExplainState *es);
 
@@ -60,6 +82,7 @@ static const CustomExecMethods gpusort_exec_methods = {
 	.ReScanCustomScan = gpusort_rescan,
 	.MarkPosCustomScan = gpusort_mark,
 	.RestrPosCustomScan = gpusort_restore,
+	.ShutdownCustomScan = gpusort_shutdown,
 	.ExplainCustomScan = gpusort_explain,
 };
 
@@ -67,6 +90,7 @@ void
 gpusort_executor_init(void)
 {
 	RegisterCustomScanMethods(&gpusort_scan_methods);
+	gpusort_load_executor_init();
 }
 
 static Node *
@@ -114,6 +138,15 @@ gpusort_begin(CustomScanState *node, EState *estate, int eflags)
 									  eflags & ~(EXEC_FLAG_REWIND |
 												 EXEC_FLAG_BACKWARD |
 												 EXEC_FLAG_MARK));
+
+	st->load = gpusort_load_below(outerPlanState(st));
+	if (st->load)
+	{
+		st->load_cxt = AllocSetContextCreate(CurrentMemoryContext,
+											 "GpuSort parallel load",
+											 ALLOCSET_SMALL_SIZES);
+		budget_join(&st->load_budget, st->load_cxt);
+	}
 }
 
 /* Put the whole input into a new sort, and perform it. */
@@ -127,6 +160,13 @@ load_and_sort(GpuSortState *st)
 	double		spill_ms_before;
 	double		sort_ms_before;
 
+	if (st->load)
+	{
+		Size		limit = budget_available(&st->load_budget) / 3 * 2;
+
+		budget_hold(&st->load_budget, limit);
+		gpusort_load_set_limit(st->load, limit);
+	}
 	st->sort = gpusort_sort_begin(tupdesc, &st->info, outer->plan->plan_rows,
 								  st->random_access, &st->stats);
 
@@ -148,6 +188,12 @@ load_and_sort(GpuSortState *st)
 			break;
 		gpusort_sort_puttupleslot(st->sort, slot);
 	}
+	if (st->load)
+	{
+		/* the Gather has ended: every participant has linked its chunks */
+		budget_hold(&st->load_budget, gpusort_load_bytes(st->load));
+		st->sorted_in_place = (gpusort_load_put_all(st->load, st->sort) > 0);
+	}
 	st->stats.load_ms += gpusort_elapsed_ms(start) -
 		(st->stats.encode_ms - encode_ms_before) -
 		(st->stats.spill_ms - spill_ms_before) -
@@ -166,6 +212,7 @@ end_sort(GpuSortState *st)
 		gpusort_sort_end(st->sort);
 	st->sort = NULL;
 	st->sort_done = false;
+	st->sorted_in_place = false;
 }
 
 static TupleTableSlot *
@@ -196,6 +243,8 @@ gpusort_end(CustomScanState *node)
 	GpuSortState *st = (GpuSortState *) node;
 
 	end_sort(st);
+	if (st->load_cxt)
+		MemoryContextDelete(st->load_cxt);	/* gives the budget back */
 	ExecEndNode(outerPlanState(node));
 }
 
@@ -204,6 +253,15 @@ gpusort_rescan(CustomScanState *node)
 {
 	GpuSortState *st = (GpuSortState *) node;
 	PlanState  *outer = outerPlanState(node);
+
+	/* the Gather was shut down: start it again, unless it will itself */
+	if (st->shut_down)
+	{
+		st->shut_down = false;
+		if (outer->chgParam == NULL)
+			ExecReScan(outer);
+		return;
+	}
 
 	/* not sorted yet: the child, if its parameters changed, rescans itself */
 	if (!st->sort_done)
@@ -239,6 +297,24 @@ gpusort_restore(CustomScanState *node)
 
 	if (st->sort_done)
 		gpusort_sort_restorepos(st->sort);
+}
+
+/*
+ * The plan is shut down (its end, or a Limit's): the Gather below has
+ * already destroyed the shared memory where the loaded rows lay, so a sort
+ * that holds them ends now.  Only a plan that ran in parallel loaded rows,
+ * and such a plan is run once, to its end or its Limit.
+ */
+static void
+gpusort_shutdown(CustomScanState *node)
+{
+	GpuSortState *st = (GpuSortState *) node;
+
+	if (!st->sorted_in_place)
+		return;
+	ExecClearTuple(node->ss.ss_ScanTupleSlot);
+	end_sort(st);
+	st->shut_down = true;
 }
 
 static void

@@ -44,18 +44,41 @@
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
+#include "access/table.h"
+#include "catalog/pg_proc.h"
+#include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
 #include "optimizer/planmain.h"
 #include "optimizer/planner.h"
 #include "parser/parsetree.h"
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
 
 #include "gpusort.h"
+#include "nodeGpuSortLoad.h"
 
 static planner_hook_type prev_planner_hook = NULL;
 
+/* What the walk over one statement's plans knows and finds. */
+typedef struct ReplaceContext
+{
+	int			nreplaced;		/* Sorts replaced */
+	bool		parallel_ok;	/* a Gather may be added here (not below one,
+								 * nor in a subplan) */
+	bool		parallel_added; /* a Gather was added: parallel mode needed */
+	List	   *rtable;
+	int			last_plan_node_id;	/* the highest plan_node_id in use */
+} ReplaceContext;
+
 static Plan *replace_sorts(Plan *plan, int64 bound, Bitmapset *unread,
-						   int *nreplaced);
+						   ReplaceContext *cxt);
 
 /*
  * The number of rows a Limit node will ask of its child, if known at plan
@@ -270,13 +293,265 @@ make_gpusort(Sort *sort, Bitmapset *unread)
 }
 
 static List *
-replace_sorts_in_list(List *plans, int64 bound, int *nreplaced)
+replace_sorts_in_list(List *plans, int64 bound, ReplaceContext *cxt)
 {
 	ListCell   *lc;
 
 	foreach(lc, plans)
-		lfirst(lc) = replace_sorts((Plan *) lfirst(lc), bound, NULL, nreplaced);
+		lfirst(lc) = replace_sorts((Plan *) lfirst(lc), bound, NULL, cxt);
 	return plans;
+}
+
+/*
+ * Target lists for a node that returns its child's tuple as it is: a scan
+ * tuple of the child's columns (Vars of OUTER_VAR, resolved by EXPLAIN
+ * through lefttree) and an output that is the scan tuple.
+ */
+static void
+passthrough_tlists(List *child_tlist, List **scan_tlist, List **tlist)
+{
+	ListCell   *lc;
+
+	*scan_tlist = NIL;
+	*tlist = NIL;
+	foreach(lc, child_tlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Node	   *expr = (Node *) tle->expr;
+
+		*scan_tlist = lappend(*scan_tlist,
+							  makeTargetEntry((Expr *) makeVar(OUTER_VAR, tle->resno,
+															   exprType(expr),
+															   exprTypmod(expr),
+															   exprCollation(expr), 0),
+											  tle->resno, tle->resname, false));
+		*tlist = lappend(*tlist,
+						 makeTargetEntry((Expr *) makeVar(INDEX_VAR, tle->resno,
+														  exprType(expr),
+														  exprTypmod(expr),
+														  exprCollation(expr), 0),
+										 tle->resno, tle->resname, false));
+	}
+}
+
+/*
+ * A parallel GpuSort: sort (whose keys, costs and output the GpuSort
+ * keeps) over a Gather of nworkers over a load node (nodeGpuSortLoad.c)
+ * over partial, a partial plan that each participant runs on its share of
+ * the input.
+ */
+static CustomScan *
+make_parallel_gpusort(Sort *sort, Plan *partial, int nworkers, int rescan_param,
+					  Bitmapset *initParam, ReplaceContext *cxt)
+{
+	CustomScan *load = makeNode(CustomScan);
+	Gather	   *gather = makeNode(Gather);
+	List	   *scan_tlist;
+	List	   *tlist;
+	ListCell   *lc;
+
+	load->scan.plan.startup_cost = partial->startup_cost;
+	load->scan.plan.total_cost = partial->total_cost;
+	load->scan.plan.plan_rows = partial->plan_rows;
+	load->scan.plan.plan_width = partial->plan_width;
+	load->scan.plan.parallel_aware = true;
+	load->scan.plan.parallel_safe = true;
+	load->scan.plan.plan_node_id = ++cxt->last_plan_node_id;
+	load->scan.plan.extParam = bms_copy(partial->extParam);
+	load->scan.plan.allParam = bms_copy(partial->allParam);
+	load->scan.plan.lefttree = partial;
+	load->scan.scanrelid = 0;
+	passthrough_tlists(partial->targetlist, &scan_tlist, &tlist);
+	load->scan.plan.targetlist = tlist;
+	load->custom_scan_tlist = scan_tlist;
+	load->methods = &gpusort_load_scan_methods;
+
+	/* the Gather moves no rows (unless the load is full): no tuple cost */
+	gather->plan.startup_cost = partial->startup_cost + parallel_setup_cost;
+	gather->plan.total_cost = partial->total_cost + parallel_setup_cost;
+	gather->plan.plan_rows = sort->plan.plan_rows;
+	gather->plan.plan_width = partial->plan_width;
+	gather->plan.parallel_safe = false;
+	gather->plan.plan_node_id = ++cxt->last_plan_node_id;
+	gather->plan.extParam = bms_copy(partial->extParam);
+	gather->plan.allParam = bms_copy(partial->allParam);
+	gather->plan.lefttree = (Plan *) load;
+	foreach(lc, load->scan.plan.targetlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Var		   *var = (Var *) copyObject(tle->expr);
+
+		var->varno = OUTER_VAR;
+		gather->plan.targetlist = lappend(gather->plan.targetlist,
+										  makeTargetEntry((Expr *) var, tle->resno,
+														  tle->resname, false));
+	}
+	gather->num_workers = nworkers;
+	gather->rescan_param = rescan_param;
+	gather->single_copy = false;
+	gather->invisible = false;
+	gather->initParam = initParam;
+
+	sort->plan.lefttree = (Plan *) gather;
+	cxt->parallel_added = true;
+	return make_gpusort(sort, NULL);
+}
+
+/*
+ * A Gather Merge over a Sort of a partial plan, PostgreSQL's parallel
+ * sort, as a parallel GpuSort: the same workers load, one sort.  NULL if
+ * it does not qualify (the caller walks it as any other node).
+ */
+static Plan *
+parallel_gpusort_for_gather_merge(GatherMerge *gm, int64 bound, ReplaceContext *cxt)
+{
+	Sort	   *inner = (Sort *) gm->plan.lefttree;
+	Sort	   *sort;
+	Plan	   *partial;
+	bool		saved_parallel_ok = cxt->parallel_ok;
+
+	if (inner == NULL || !IsA(inner, Sort) || inner->plan.lefttree == NULL ||
+		inner->plan.initPlan != NIL || gm->num_workers <= 0 ||
+		inner->numCols != gm->numCols ||
+		gm->plan.plan_rows < (double) gpusort_min_rows ||
+		!bound_allows_gpusort(bound, gm->plan.plan_rows))
+		return NULL;
+
+	/* the partial plan runs in the workers: no Gather below ours */
+	cxt->parallel_ok = false;
+	partial = replace_sorts(inner->plan.lefttree, 0, NULL, cxt);
+	cxt->parallel_ok = saved_parallel_ok;
+
+	/* a Sort that stands where the Gather Merge stood, with its keys */
+	sort = makeNode(Sort);
+	sort->plan = gm->plan;
+	sort->plan.type = T_Sort;
+	sort->numCols = gm->numCols;
+	sort->sortColIdx = gm->sortColIdx;
+	sort->sortOperators = gm->sortOperators;
+	sort->collations = gm->collations;
+	sort->nullsFirst = gm->nullsFirst;
+	cxt->nreplaced++;
+	return (Plan *) make_parallel_gpusort(sort, partial, gm->num_workers,
+										  gm->rescan_param, gm->initParam, cxt);
+}
+
+/*
+ * Workers for a parallel scan of the table of seqscan, as the planner
+ * counts them (compute_parallel_worker: the table's size against
+ * min_parallel_table_scan_size, its parallel_workers option,
+ * max_parallel_workers_per_gather), if the scan so shared costs less than
+ * alone, parallel_setup_cost included; else 0.
+ */
+static int
+parallel_scan_workers(SeqScan *seqscan, ReplaceContext *cxt)
+{
+	Plan	   *plan = (Plan *) seqscan;
+	RangeTblEntry *rte = rt_fetch(seqscan->scan.scanrelid, cxt->rtable);
+	RelOptInfo *relinfo;
+	Relation	rel;
+	BlockNumber pages;
+	int			workers;
+	double		divisor;
+
+	if (rte->rtekind != RTE_RELATION || !plan->parallel_safe || plan->parallel_aware ||
+		!bms_is_empty(plan->extParam) || plan->initPlan != NIL)
+		return 0;
+
+	rel = table_open(rte->relid, NoLock);	/* the planner locked it */
+	if (rel->rd_rel->relkind != RELKIND_RELATION &&
+		rel->rd_rel->relkind != RELKIND_MATVIEW)
+	{
+		table_close(rel, NoLock);
+		return 0;
+	}
+	pages = RelationGetNumberOfBlocks(rel);
+	relinfo = makeNode(RelOptInfo);
+	relinfo->reloptkind = RELOPT_BASEREL;
+	relinfo->rel_parallel_workers = RelationGetParallelWorkers(rel, -1);
+	table_close(rel, NoLock);
+
+	workers = compute_parallel_worker(relinfo, (double) pages, -1,
+									  max_parallel_workers_per_gather);
+	if (workers <= 0)
+		return 0;
+
+	/* what the leader adds, as the planner's get_parallel_divisor() counts */
+	divisor = workers;
+	if (parallel_leader_participation && 1.0 - 0.3 * workers > 0)
+		divisor += 1.0 - 0.3 * workers;
+	if (plan->total_cost / divisor + parallel_setup_cost >= plan->total_cost)
+		return 0;
+	return workers;
+}
+
+/*
+ * A serial Sort of a sequential scan, where the statement may run in
+ * parallel, as a parallel GpuSort whose participants share the scan; NULL
+ * if it does not qualify or would not pay for its workers.
+ */
+static Plan *
+parallel_gpusort_for_seqscan(Sort *sort, ReplaceContext *cxt)
+{
+	Plan	   *scan = sort->plan.lefttree;
+	int			workers;
+	double		divisor;
+
+	if (!cxt->parallel_ok || !IsA(scan, SeqScan) || sort->plan.initPlan != NIL)
+		return NULL;
+	workers = parallel_scan_workers((SeqScan *) scan, cxt);
+	if (workers == 0)
+		return NULL;
+
+	/* the scan becomes a Parallel Seq Scan; its estimates, per participant */
+	divisor = workers;
+	if (parallel_leader_participation && 1.0 - 0.3 * workers > 0)
+		divisor += 1.0 - 0.3 * workers;
+	scan->parallel_aware = true;
+	scan->plan_rows = clamp_row_est(scan->plan_rows / divisor);
+	scan->total_cost = scan->startup_cost + (scan->total_cost - scan->startup_cost) / divisor;
+	return (Plan *) make_parallel_gpusort(sort, scan, workers, -1, NULL, cxt);
+}
+
+/* The highest plan_node_id of plan and everything below it. */
+static int
+max_plan_node_id(Plan *plan)
+{
+	int			max;
+	ListCell   *lc;
+	List	   *children = NIL;
+
+	if (plan == NULL)
+		return -1;
+	max = plan->plan_node_id;
+	max = Max(max, max_plan_node_id(plan->lefttree));
+	max = Max(max, max_plan_node_id(plan->righttree));
+	switch (nodeTag(plan))
+	{
+		case T_Append:
+			children = ((Append *) plan)->appendplans;
+			break;
+		case T_MergeAppend:
+			children = ((MergeAppend *) plan)->mergeplans;
+			break;
+		case T_BitmapAnd:
+			children = ((BitmapAnd *) plan)->bitmapplans;
+			break;
+		case T_BitmapOr:
+			children = ((BitmapOr *) plan)->bitmapplans;
+			break;
+		case T_SubqueryScan:
+			max = Max(max, max_plan_node_id(((SubqueryScan *) plan)->subplan));
+			break;
+		case T_CustomScan:
+			children = ((CustomScan *) plan)->custom_plans;
+			break;
+		default:
+			break;
+	}
+	foreach(lc, children)
+		max = Max(max, max_plan_node_id((Plan *) lfirst(lc)));
+	return max;
 }
 
 /*
@@ -288,13 +563,26 @@ replace_sorts_in_list(List *plans, int64 bound, int *nreplaced)
  * Limit there, which passes its child's tuples on).
  */
 static Plan *
-replace_sorts(Plan *plan, int64 bound, Bitmapset *unread, int *nreplaced)
+replace_sorts(Plan *plan, int64 bound, Bitmapset *unread, ReplaceContext *cxt)
 {
 	int64		child_bound = 0;
 	Bitmapset  *child_unread = NULL;
+	bool		saved_parallel_ok = cxt->parallel_ok;
 
 	if (plan == NULL)
 		return NULL;
+
+	if (IsA(plan, GatherMerge))
+	{
+		Plan	   *parallel = parallel_gpusort_for_gather_merge((GatherMerge *) plan,
+																 bound, cxt);
+
+		if (parallel)
+			return parallel;
+	}
+	/* below a Gather, the plan runs in workers: no Gather of ours there */
+	if (IsA(plan, Gather) || IsA(plan, GatherMerge))
+		cxt->parallel_ok = false;
 
 	switch (nodeTag(plan))
 	{
@@ -314,28 +602,27 @@ replace_sorts(Plan *plan, int64 bound, Bitmapset *unread, int *nreplaced)
 			break;
 	}
 
-	plan->lefttree = replace_sorts(plan->lefttree, child_bound, child_unread,
-								   nreplaced);
-	plan->righttree = replace_sorts(plan->righttree, 0, NULL, nreplaced);
+	plan->lefttree = replace_sorts(plan->lefttree, child_bound, child_unread, cxt);
+	plan->righttree = replace_sorts(plan->righttree, 0, NULL, cxt);
 
 	switch (nodeTag(plan))
 	{
 		case T_Append:
 			replace_sorts_in_list(((Append *) plan)->appendplans,
-								  child_bound, nreplaced);
+								  child_bound, cxt);
 			break;
 		case T_MergeAppend:
 			replace_sorts_in_list(((MergeAppend *) plan)->mergeplans,
-								  child_bound, nreplaced);
+								  child_bound, cxt);
 			break;
 		case T_SubqueryScan:
 			((SubqueryScan *) plan)->subplan =
 				replace_sorts(((SubqueryScan *) plan)->subplan,
-							  child_bound, NULL, nreplaced);
+							  child_bound, NULL, cxt);
 			break;
 		case T_CustomScan:
 			replace_sorts_in_list(((CustomScan *) plan)->custom_plans,
-								  0, nreplaced);
+								  0, cxt);
 			break;
 		case T_Agg:
 			/* Agg.chain holds sort descriptions, not executable Sorts */
@@ -344,14 +631,36 @@ replace_sorts(Plan *plan, int64 bound, Bitmapset *unread, int *nreplaced)
 			break;
 	}
 
+	cxt->parallel_ok = saved_parallel_ok;
+
 	if (IsA(plan, Sort) && plan->lefttree != NULL &&
 		plan->lefttree->plan_rows >= (double) gpusort_min_rows &&
 		bound_allows_gpusort(bound, plan->lefttree->plan_rows))
 	{
-		(*nreplaced)++;
+		Plan	   *parallel = parallel_gpusort_for_seqscan((Sort *) plan, cxt);
+
+		cxt->nreplaced++;
+		if (parallel)
+			return parallel;
 		return (Plan *) make_gpusort((Sort *) plan, unread);
 	}
 	return plan;
+}
+
+/*
+ * May the statement use parallel workers?  standard_planner's own test
+ * (its parallelModeOK), made on the query before planning changes it.
+ */
+static bool
+parallel_mode_ok(Query *parse, int cursorOptions)
+{
+	return (cursorOptions & CURSOR_OPT_PARALLEL_OK) != 0 &&
+		IsUnderPostmaster &&
+		parse->commandType == CMD_SELECT &&
+		!parse->hasModifyingCTE &&
+		max_parallel_workers_per_gather > 0 &&
+		!IsParallelWorker() &&
+		max_parallel_hazard(parse) != PROPARALLEL_UNSAFE;
 }
 
 static PlannedStmt *
@@ -359,6 +668,7 @@ gpusort_planner(Query *parse, const char *query_string, int cursorOptions,
 				ParamListInfo boundParams)
 {
 	PlannedStmt *stmt;
+	bool		parallel_ok = gpusort_enabled && parallel_mode_ok(parse, cursorOptions);
 
 	if (prev_planner_hook)
 		stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
@@ -367,7 +677,7 @@ gpusort_planner(Query *parse, const char *query_string, int cursorOptions,
 
 	if (gpusort_enabled)
 	{
-		int			nreplaced = 0;
+		ReplaceContext cxt = {0};
 		Bitmapset  *unread = NULL;
 		ListCell   *lc;
 
@@ -382,8 +692,17 @@ gpusort_planner(Query *parse, const char *query_string, int cursorOptions,
 					unread = bms_add_member(unread, tle->resno);
 			}
 		}
-		stmt->planTree = replace_sorts(stmt->planTree, 0, unread, &nreplaced);
-		replace_sorts_in_list(stmt->subplans, 0, &nreplaced);
+		cxt.rtable = stmt->rtable;
+		cxt.last_plan_node_id = max_plan_node_id(stmt->planTree);
+		foreach(lc, stmt->subplans)
+			cxt.last_plan_node_id = Max(cxt.last_plan_node_id,
+										max_plan_node_id((Plan *) lfirst(lc)));
+		cxt.parallel_ok = parallel_ok;
+		stmt->planTree = replace_sorts(stmt->planTree, 0, unread, &cxt);
+		cxt.parallel_ok = false;
+		replace_sorts_in_list(stmt->subplans, 0, &cxt);
+		if (cxt.parallel_added)
+			stmt->parallelModeNeeded = true;
 	}
 	return stmt;
 }

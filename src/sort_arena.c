@@ -13,7 +13,9 @@
  * sort what it holds (tuple pointers, keys, the order, the CPU engine's
  * workspace), so that the sort that follows stays within the limit too.
  * A refused tuple ends the batch: sort.c sorts it into a run and stores
- * the tuple again in the next batch.
+ * the tuple again in the next batch.  A tuple that already lies in memory
+ * that outlives the sort (a parallel load's shared memory) is taken in
+ * place: only its pointer, key and order count.
  *
  *-------------------------------------------------------------------------
  */
@@ -193,19 +195,16 @@ grow_tuple_array(SortBatch *batch)
 }
 
 /*
- * Copy the slot's tuple into the arena as a MinimalTuple, once.  False if
- * the batch is full (its limit, its record count, or memory): the caller
- * sorts the batch and stores the tuple in the next one.
+ * Form the slot's tuple as a MinimalTuple in space that space(arg, len)
+ * gives, and return it; NULL if space gave none.  Used by the arena, and
+ * by the parallel load (nodeGpuSortLoad.c), which copies into shared
+ * memory instead.
  */
-bool
-batch_store(SortBatch *batch, TupleTableSlot *slot)
+MinimalTuple
+copy_slot_tuple(TupleTableSlot *slot, TupleSpaceFn space, void *arg)
 {
 	MinimalTuple copy;
 	bool		should_free;
-
-	if (batch->ntuples >= BATCH_MAX_RECORDS ||
-		(batch->ntuples == batch->maxtuples && !grow_tuple_array(batch)))
-		return false;
 
 	if (TTS_IS_BUFFERTUPLE(slot) || TTS_IS_HEAPTUPLE(slot))
 	{
@@ -213,7 +212,7 @@ batch_store(SortBatch *batch, TupleTableSlot *slot)
 		HeapTuple	htup = ExecFetchSlotHeapTuple(slot, false, &should_free);
 		uint32		len = htup->t_len - MINIMAL_TUPLE_OFFSET;
 
-		copy = arena_alloc(batch, len);
+		copy = space(arg, len);
 		if (copy)
 		{
 			memcpy(copy, (char *) htup->t_data + MINIMAL_TUPLE_OFFSET, len);
@@ -224,7 +223,7 @@ batch_store(SortBatch *batch, TupleTableSlot *slot)
 	}
 	else if (TTS_IS_VIRTUAL(slot))
 	{
-		/* a projected row: form its MinimalTuple in the arena directly */
+		/* a projected row: form its MinimalTuple in place directly */
 		TupleDesc	desc = slot->tts_tupleDescriptor;
 		int			natts = desc->natts;
 		bool		hasnull = false;
@@ -236,7 +235,7 @@ batch_store(SortBatch *batch, TupleTableSlot *slot)
 			hasnull = slot->tts_isnull[i];
 		hoff = MAXALIGN(SizeofMinimalTupleHeader + (hasnull ? BITMAPLEN(natts) : 0));
 		data_len = heap_compute_data_size(desc, slot->tts_values, slot->tts_isnull);
-		copy = arena_alloc(batch, hoff + data_len);
+		copy = space(arg, hoff + data_len);
 		if (copy)
 		{
 			memset(copy, 0, hoff + data_len);
@@ -252,14 +251,59 @@ batch_store(SortBatch *batch, TupleTableSlot *slot)
 	{
 		MinimalTuple mtup = ExecFetchSlotMinimalTuple(slot, &should_free);
 
-		copy = arena_alloc(batch, mtup->t_len);
+		copy = space(arg, mtup->t_len);
 		if (copy)
 			memcpy(copy, mtup, mtup->t_len);
 		if (should_free)
 			pfree(mtup);
 	}
+	return copy;
+}
+
+static void *
+arena_space(void *arg, Size len)
+{
+	return arena_alloc((SortBatch *) arg, len);
+}
+
+/* Room for one more record; false if the batch is full. */
+static bool
+batch_has_room(SortBatch *batch)
+{
+	return batch->ntuples < BATCH_MAX_RECORDS &&
+		(batch->ntuples < batch->maxtuples || grow_tuple_array(batch));
+}
+
+/*
+ * Copy the slot's tuple into the arena as a MinimalTuple, once.  False if
+ * the batch is full (its limit, its record count, or memory): the caller
+ * sorts the batch and stores the tuple in the next one.
+ */
+bool
+batch_store(SortBatch *batch, TupleTableSlot *slot)
+{
+	MinimalTuple copy;
+
+	if (!batch_has_room(batch))
+		return false;
+	copy = copy_slot_tuple(slot, arena_space, batch);
 	if (copy == NULL)
 		return false;
 	batch->tuples[batch->ntuples++] = copy;
+	return true;
+}
+
+/*
+ * Take a tuple that lies in memory the caller keeps until the sort ends
+ * (the shared memory of a parallel load), without copying it: the batch
+ * holds its pointer, its key and its place in the order.  False if the
+ * batch is full, as for batch_store().
+ */
+bool
+batch_store_in_place(SortBatch *batch, MinimalTuple tuple)
+{
+	if (!batch_has_room(batch))
+		return false;
+	batch->tuples[batch->ntuples++] = tuple;
 	return true;
 }

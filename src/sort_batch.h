@@ -143,6 +143,10 @@ extern void batch_init(SortBatch *batch, SortBatchShared *sh, MemoryContext pare
 extern void batch_reset(SortBatch *batch);
 extern void batch_destroy(SortBatch *batch);
 extern bool batch_store(SortBatch *batch, TupleTableSlot *slot);
+extern bool batch_store_in_place(SortBatch *batch, MinimalTuple tuple);
+typedef void *(*TupleSpaceFn) (void *arg, Size len);
+extern MinimalTuple copy_slot_tuple(TupleTableSlot *slot, TupleSpaceFn space,
+									void *arg);
 extern Size batch_memory(SortBatch *batch, size_t n, Size more);
 extern void *batch_alloc(SortBatch *batch, Size size);
 extern Size batch_inputs_chunk_bytes(SortBatch *batch);
