@@ -10,7 +10,7 @@
 --   row), uncorrelated sorted subqueries on the inner side of nested loops
 --   (rewound, also after being read only in part by a semi join), LATERAL,
 --   InitPlans, CTEs;
--- * Gather Merge over GpuSort in a parallel plan;
+-- * a parallel plan: GpuSort over Gather over GpuSortLoad (180_parallel);
 -- * LIMIT: a small constant bound and a run-time bound leave the Sort to
 --   PostgreSQL; a bound of at least half the input, OFFSET alone, and a
 --   LIMIT that does not reach the Sort give GpuSort; WITH TIES;
@@ -157,7 +157,7 @@ SELECT gs_check('WITH sorted AS MATERIALIZED (SELECT k, x FROM gs_pa ORDER BY k,
                  SELECT s1.k, s1.x FROM sorted s1 WHERE s1.k < 10 UNION ALL SELECT s2.k, s2.x FROM sorted s2 WHERE s2.k > 490
                  ORDER BY 1, 2', 2);
 
--- Gather Merge over GpuSort in a parallel plan
+-- a parallel plan: one GpuSort over a Gather whose workers load its rows
 SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;

@@ -1,0 +1,159 @@
+--
+-- 180_parallel: parallel GpuSort.  Workers scan and copy their rows into
+-- shared memory (Custom Scan (GpuSortLoad) under a Gather); one sort in the
+-- leader takes them where they lie.
+--
+-- * plans: PostgreSQL's parallel sort (Gather Merge over Sort) becomes
+--   GpuSort over Gather over GpuSortLoad; a serial Sort of a large table's
+--   sequential scan becomes the same when the shared scan pays for its
+--   workers; max_parallel_workers_per_gather = 0, a cursor, a function that
+--   is parallel unsafe, or a sort below a Gather keep the serial plan;
+-- * results compared with PostgreSQL's Sort (gs_check): several key types,
+--   collations, NULLs, a Merge Join (mark and restore), a nested loop and a
+--   correlated subquery (rescans), LIMIT;
+-- * EXPLAIN ANALYZE (figures read from JSON, as they vary): every row is
+--   loaded once, into shared memory, or passed up when the load is full
+--   (gpusort.max_memory = 1MB), and without workers (max_parallel_workers
+--   = 0, parallel_leader_participation = off) the result is the same.
+--
+SET search_path = gs, public;
+
+CREATE TABLE gs_par AS
+SELECT g AS id,
+       CASE WHEN g % 97 = 0 THEN NULL ELSE hashint4(g) % 50000 END AS k,
+       md5(g::text) AS pad,
+       (hashint4(g + 7) % 10000)::float8 / 7 AS f
+  FROM generate_series(1, 60000) g;
+ANALYZE gs_par;
+
+-- the rows loaded into shared memory, passed up, and the workers launched,
+-- from EXPLAIN ANALYZE of q (the sum over every GpuSortLoad of the plan)
+CREATE FUNCTION gs.parallel_load(q text, OUT loaded bigint, OUT passed_up bigint,
+                                 OUT workers_launched bigint, OUT gpusort_records bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+  plan jsonb;
+BEGIN
+  EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO plan;
+  WITH RECURSIVE nodes(n) AS (
+    SELECT plan -> 0 -> 'Plan'
+    UNION ALL
+    SELECT jsonb_array_elements(n -> 'Plans') FROM nodes WHERE n ? 'Plans'
+  )
+  SELECT sum((n ->> 'Rows Loaded')::bigint),
+         sum((n ->> 'Rows Passed Up')::bigint),
+         sum((n ->> 'Workers Launched')::bigint),
+         sum((n ->> 'Records')::bigint) FILTER (WHERE n ->> 'Custom Plan Provider' = 'GpuSort')
+    INTO loaded, passed_up, workers_launched, gpusort_records
+    FROM nodes;
+END $$;
+
+-- PostgreSQL's parallel sort, forced
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+
+SELECT * FROM plan_lines('SELECT * FROM gs_par ORDER BY k');
+SET gpusort.enabled = off;
+SELECT * FROM plan_lines('SELECT * FROM gs_par ORDER BY k');
+RESET gpusort.enabled;
+
+SELECT gs_check('SELECT k, id FROM gs_par ORDER BY k');
+SELECT gs_check('SELECT k, f, id FROM gs_par ORDER BY k DESC NULLS LAST, f');
+SELECT gs_check('SELECT f, k FROM gs_par WHERE id % 3 <> 0 ORDER BY f DESC');
+SELECT gs_check('SELECT pad, id FROM gs_par ORDER BY pad');
+SELECT gs_check('SELECT pad COLLATE "C", id FROM gs_par ORDER BY 1');
+SELECT gs_check('SELECT upper(pad), k FROM gs_par ORDER BY 1 DESC');
+SELECT gs_check('SELECT k, id FROM gs_par ORDER BY k, id LIMIT 40000', 2);
+SELECT gs_check('SELECT * FROM (SELECT k, id FROM gs_par ORDER BY k) s WHERE id % 5 = 0');
+
+-- the whole order, not only the multiset
+SELECT md5(string_agg(id::text, ',')) AS ordered_md5 FROM (SELECT id FROM gs_par ORDER BY pad) x;
+SET gpusort.enabled = off;
+SELECT md5(string_agg(id::text, ',')) AS ordered_md5 FROM (SELECT id FROM gs_par ORDER BY pad) x;
+RESET gpusort.enabled;
+
+-- every row loaded once, into shared memory, none passed up (with a
+-- budget set, as the suite also runs with a budget that spills everything)
+SET gpusort.max_memory = '256MB';
+SELECT loaded, passed_up, gpusort_records FROM parallel_load('SELECT * FROM gs_par ORDER BY k');
+
+-- no workers: the leader loads alone; then without the leader either
+SET max_parallel_workers = 0;
+SELECT loaded, passed_up, workers_launched, gpusort_records FROM parallel_load('SELECT * FROM gs_par ORDER BY k');
+SELECT gs_check('SELECT k, id FROM gs_par ORDER BY k');
+SET parallel_leader_participation = off;
+SELECT gs_check('SELECT k, id FROM gs_par ORDER BY k');
+RESET parallel_leader_participation;
+RESET max_parallel_workers;
+RESET gpusort.max_memory;
+
+-- a load larger than its share of the budget passes the rest up through
+-- the Gather; the leader sorts those in runs, and merges
+SET gpusort.max_memory = '1MB';
+SELECT loaded > 0 AS some_loaded, passed_up > 0 AS some_passed_up,
+       loaded + passed_up AS all_rows, gpusort_records
+  FROM parallel_load('SELECT * FROM gs_par ORDER BY k');
+SELECT gs_check('SELECT k, pad, id FROM gs_par ORDER BY k, pad');
+RESET gpusort.max_memory;
+
+-- a parallel Merge Join: PostgreSQL's plan, with serial GpuSorts in the
+-- workers (no Gather of ours below a Gather), the inner one marked and
+-- restored
+SET enable_hashjoin = off;
+SET enable_nestloop = off;
+SELECT * FROM plan_lines('SELECT a.k, a.id, b.id FROM gs_par a JOIN gs_par b ON a.k = b.k');
+SELECT count(*), sum(a.id::int8 * b.id) FROM gs_par a JOIN gs_par b ON a.k = b.k;
+SET gpusort.enabled = off;
+SELECT count(*), sum(a.id::int8 * b.id) FROM gs_par a JOIN gs_par b ON a.k = b.k;
+RESET gpusort.enabled;
+RESET enable_hashjoin;
+RESET enable_nestloop;
+
+-- rescans: the sorted result rewound under a nested loop, and sorted
+-- again for each outer row of a correlated subquery
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SELECT count(*), sum(x.id) FROM generate_series(1, 3) o(i),
+  LATERAL (SELECT id FROM (SELECT id, k FROM gs_par ORDER BY k) s WHERE s.id % 1000 = o.i) x;
+SET gpusort.enabled = off;
+SELECT count(*), sum(x.id) FROM generate_series(1, 3) o(i),
+  LATERAL (SELECT id FROM (SELECT id, k FROM gs_par ORDER BY k) s WHERE s.id % 1000 = o.i) x;
+RESET gpusort.enabled;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+SELECT o.i, (SELECT array_agg(id) FROM (SELECT id FROM gs_par WHERE id % 20000 = o.i ORDER BY pad) s)
+  FROM generate_series(1, 3) o(i);
+
+-- a serial Sort of a sequential scan becomes parallel when sharing the
+-- scan pays for the workers: the table is large enough for workers
+-- (min_parallel_table_scan_size), and what they save of the scan is more
+-- than parallel_setup_cost (at its default, 1000, this table is too small)
+RESET parallel_tuple_cost;
+SET min_parallel_table_scan_size = '64kB';
+RESET parallel_setup_cost;
+SELECT * FROM plan_lines('SELECT * FROM gs_par ORDER BY f');
+SET parallel_setup_cost = 10;
+SELECT * FROM plan_lines('SELECT * FROM gs_par ORDER BY f');
+SELECT gs_check('SELECT f, id FROM gs_par ORDER BY f, id', 2);
+-- no workers allowed, or a table too small: the serial GpuSort
+SET max_parallel_workers_per_gather = 0;
+SELECT * FROM plan_lines('SELECT * FROM gs_par ORDER BY f');
+RESET max_parallel_workers_per_gather;
+SET min_parallel_table_scan_size = '8MB';
+SELECT * FROM plan_lines('SELECT * FROM gs_par ORDER BY f');
+SET min_parallel_table_scan_size = '64kB';
+-- a parallel-unsafe function keeps the whole statement serial
+CREATE FUNCTION gs.unsafe_twice(x float8) RETURNS float8 LANGUAGE sql
+  PARALLEL UNSAFE AS 'SELECT x * 2';
+SELECT * FROM plan_lines('SELECT unsafe_twice(f) FROM gs_par ORDER BY f');
+-- a SCROLL cursor is never parallel; it reads the serial GpuSort backward
+SELECT cursor_check('SELECT f, id FROM gs_par ORDER BY f, id', ARRAY['FETCH 3', 'FETCH BACKWARD 2', 'FETCH LAST', 'FETCH PRIOR']);
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+
+DROP FUNCTION gs.unsafe_twice(float8);
+DROP FUNCTION gs.parallel_load(text);
+DROP TABLE gs_par;
