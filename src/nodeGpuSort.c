@@ -15,15 +15,14 @@
  * own them.
  *
  * A parallel GpuSort (planner.c) has a Gather below it, and below that the
- * load node (nodeGpuSortLoad.c) that copies each participant's rows into
- * the query's shared memory.  Before the Gather starts, the node gives the
- * load two thirds of what the backend's budget leaves (the rest is for the
- * keys and order of the sort, and for the rows the load passes up when it
- * is full); the rows that come up through the Gather are put into the sort
- * as a serial GpuSort puts them, and when the Gather has ended the loaded
- * rows are put in where they lie.  Those lie in the Gather's shared memory,
- * which the executor's shutdown of the plan (ExecShutdownNode) destroys:
- * the sort ends with it, and a later rescan starts the Gather again.
+ * load node (nodeGpuSortLoad.c) that copies each worker's rows into chunks
+ * of the query's shared memory.  Before the Gather starts, the node hands
+ * the leader's load node its sort and a quarter of what the backend's
+ * budget leaves, which it holds while the load runs, for the chunks in
+ * flight; the leader's load node moves the chunks into the sort as they
+ * come.  Rows that come up through the Gather (a worker that found no
+ * room) are put into the sort as a serial GpuSort puts them, and when the
+ * Gather has ended the node moves the chunks that are left.
  *
  *-------------------------------------------------------------------------
  */
@@ -54,8 +53,6 @@ typedef struct GpuSortState
 	GpuSortLoadState *load;
 	MemoryContext load_cxt;
 	BudgetShare load_budget;
-	bool		sorted_in_place;	/* the sort holds rows of the load */
-	bool		shut_down;		/* the Gather's shared memory is gone */
 } GpuSortState;
 
 static Node *gpusort_create_state(CustomScan *cscan);
@@ -65,7 +62,6 @@ static void gpusort_end(CustomScanState *node);
 static void gpusort_rescan(CustomScanState *node);
 static void gpusort_mark(CustomScanState *node);
 static void gpusort_restore(CustomScanState *node);
-static void gpusort_shutdown(CustomScanState *node);
 static void gpusort_explain(CustomScanState *node, List *ancestors,
 							ExplainState *es);
 
@@ -82,7 +78,6 @@ static const CustomExecMethods gpusort_exec_methods = {
 	.ReScanCustomScan = gpusort_rescan,
 	.MarkPosCustomScan = gpusort_mark,
 	.RestrPosCustomScan = gpusort_restore,
-	.ShutdownCustomScan = gpusort_shutdown,
 	.ExplainCustomScan = gpusort_explain,
 };
 
@@ -160,15 +155,15 @@ load_and_sort(GpuSortState *st)
 	double		spill_ms_before;
 	double		sort_ms_before;
 
-	if (st->load)
-	{
-		Size		limit = budget_available(&st->load_budget) / 3 * 2;
-
-		budget_hold(&st->load_budget, limit);
-		gpusort_load_set_limit(st->load, limit);
-	}
 	st->sort = gpusort_sort_begin(tupdesc, &st->info, outer->plan->plan_rows,
 								  st->random_access, &st->stats);
+	if (st->load)
+	{
+		Size		limit = budget_available(&st->load_budget) / 4;
+
+		budget_hold(&st->load_budget, limit);
+		gpusort_load_start(st->load, st->sort, limit);
+	}
 
 	/*
 	 * Load time is the time spent reading and storing the input: what the
@@ -190,9 +185,16 @@ load_and_sort(GpuSortState *st)
 	}
 	if (st->load)
 	{
-		/* the Gather has ended: every participant has linked its chunks */
-		budget_hold(&st->load_budget, gpusort_load_bytes(st->load));
-		st->sorted_in_place = (gpusort_load_put_all(st->load, st->sort) > 0);
+		double		gather_ms = gpusort_elapsed_ms(start);
+		instr_time	drain_start;
+		int64		moved;
+
+		/* the Gather has ended: every worker has linked its last chunk */
+		INSTR_TIME_SET_CURRENT(drain_start);
+		moved = gpusort_load_drain(st->load);
+		budget_hold(&st->load_budget, 0);
+		elog(DEBUG1, "gpusort: parallel load: " INT64_FORMAT " rows moved from the workers' chunks, Gather %.0f ms, then %.0f ms moving the rest",
+			 moved, gather_ms, gpusort_elapsed_ms(drain_start));
 	}
 	st->stats.load_ms += gpusort_elapsed_ms(start) -
 		(st->stats.encode_ms - encode_ms_before) -
@@ -212,7 +214,6 @@ end_sort(GpuSortState *st)
 		gpusort_sort_end(st->sort);
 	st->sort = NULL;
 	st->sort_done = false;
-	st->sorted_in_place = false;
 }
 
 static TupleTableSlot *
@@ -254,15 +255,6 @@ gpusort_rescan(CustomScanState *node)
 	GpuSortState *st = (GpuSortState *) node;
 	PlanState  *outer = outerPlanState(node);
 
-	/* the Gather was shut down: start it again, unless it will itself */
-	if (st->shut_down)
-	{
-		st->shut_down = false;
-		if (outer->chgParam == NULL)
-			ExecReScan(outer);
-		return;
-	}
-
 	/* not sorted yet: the child, if its parameters changed, rescans itself */
 	if (!st->sort_done)
 		return;
@@ -297,24 +289,6 @@ gpusort_restore(CustomScanState *node)
 
 	if (st->sort_done)
 		gpusort_sort_restorepos(st->sort);
-}
-
-/*
- * The plan is shut down (its end, or a Limit's): the Gather below has
- * already destroyed the shared memory where the loaded rows lay, so a sort
- * that holds them ends now.  Only a plan that ran in parallel loaded rows,
- * and such a plan is run once, to its end or its Limit.
- */
-static void
-gpusort_shutdown(CustomScanState *node)
-{
-	GpuSortState *st = (GpuSortState *) node;
-
-	if (!st->sorted_in_place)
-		return;
-	ExecClearTuple(node->ss.ss_ScanTupleSlot);
-	end_sort(st);
-	st->shut_down = true;
 }
 
 static void

@@ -10,34 +10,43 @@
  *				->  Custom Scan (GpuSortLoad)
  *					  ->  Parallel Seq Scan (or any partial plan)
  *
- * Each participant's GpuSortLoad reads its share of the partial plan and
- * copies every tuple, as a MinimalTuple, into chunks of the query's shared
- * memory area (the DSA of the Gather's parallel context), and returns
- * nothing: the scan and the copy, the serial part of a GpuSort's load, run
- * in every participant at once, and no tuple goes through the Gather's
- * tuple queues.  A participant fills a chunk of its own and links it into
- * a shared list when it is full or the input ends, so participants touch
- * shared state once a chunk, not once a row.
+ * Each worker's GpuSortLoad reads its share of the partial plan and copies
+ * every tuple, as a MinimalTuple, into chunks of the query's shared memory
+ * area (the DSA of the Gather's parallel context), and returns nothing: the
+ * scan and the forming of the tuples, the serial part of a GpuSort's load,
+ * run in every worker at once, and no row goes through the Gather's tuple
+ * queues.  A worker fills a chunk of its own and links it into a shared
+ * list when it is full, or its input ends, so workers touch shared state
+ * once a chunk, not once a row.
  *
- * The chunks together may take what the leader's GpuSort allows
- * (gpusort_load_set_limit: a share of the backend's budget, sort_budget.c),
- * and no more than half of what /dev/shm has free when dynamic shared
- * memory lives there, so that a large load cannot fail the query on a full
- * /dev/shm where native PostgreSQL would have run it.  When the load has
- * taken its limit, or there is no shared memory at all (no parallel mode,
- * no DSM segment), participants return their tuples instead: they travel
- * through the Gather to the GpuSort, which sorts them as a serial GpuSort
- * does (copied into its arena, spilled in runs).
+ * The leader's GpuSortLoad (the one the Gather runs in the leader) moves
+ * the linked chunks into the GpuSort's sort while the workers scan: it
+ * copies their tuples into the sort's arena and frees the chunk for the
+ * workers to fill again; between chunks it scans rows of its own and puts
+ * them straight into the sort.  When its share of the scan ends it returns
+ * nothing to the Gather, which waits for the workers; the GpuSort then moves
+ * the chunks that are left (gpusort_load_drain).  The copy is the price of
+ * two things measured on the GPU host: the arena's memory has huge pages
+ * (hostmem.c), and emitting 10M rows in sorted order, one random access a
+ * row, took twice as long from shared memory, whose pages are small; and
+ * chunks that are recycled keep the shared memory small, where a load that
+ * grew it to the size of the input spent as much time having /dev/shm zero
+ * it, behind the area's lock, as scanning.
  *
- * When the Gather has returned its last tuple, every participant has ended
- * its load and linked its chunks.  The GpuSort then puts each loaded tuple
- * into its sort in place (gpusort_load_put_all): it is sorted and emitted
- * where it lies, without a copy.  The chunks live as long as the Gather's
- * parallel context: until the query's end, or until a rescan of the
- * Gather (ReInitializeDSM frees them; GpuSort has ended its sort first).
+ * The chunks in flight may take what the GpuSort allows
+ * (gpusort_load_start: a quarter of what the backend's budget leaves, held
+ * in the budget while the load runs), and no more than half of what
+ * /dev/shm has free when dynamic shared memory lives there, so that a
+ * load cannot fail the query on a full /dev/shm where native PostgreSQL
+ * would have run it.  A worker that finds no room (the leader is behind, or
+ * the budget is small), or that has no shared memory at all, returns its
+ * row instead: it travels through the Gather to the GpuSort, which puts it
+ * into the sort as a serial GpuSort would; the worker tries for a chunk
+ * again some rows later.
  *
- * EXPLAIN ANALYZE shows, per participant, the rows and bytes it loaded,
- * the rows it passed up, and its load time; the figures are copied out of
+ * EXPLAIN ANALYZE shows, per participant, the rows it loaded (a worker:
+ * into chunks; the leader: of its own scan, and moved from chunks), the
+ * rows it passed up, and its load time; the figures are copied out of
  * shared memory when the node is shut down, before the Gather destroys it.
  *
  *-------------------------------------------------------------------------
@@ -64,10 +73,14 @@
 #define LOAD_CHUNK_MAX		((Size) 4 * 1024 * 1024)
 #define LOAD_CHUNK_MIN		((Size) 64 * 1024)
 
+/* rows a worker passes up before it tries for a chunk again */
+#define LOAD_RETRY_ROWS		256
+
 /* A chunk: this header, then MAXALIGNed MinimalTuples one after another. */
 typedef struct LoadChunk
 {
 	dsa_pointer next;			/* the next chunk of the shared list */
+	Size		size;			/* bytes of the chunk, header included */
 	uint32		ntuples;
 } LoadChunk;
 
@@ -76,7 +89,9 @@ typedef struct LoadChunk
 /* What one participant did, for EXPLAIN ANALYZE. */
 typedef struct LoadParticipant
 {
-	int64		loaded;			/* rows copied into shared memory */
+	int64		loaded;			/* a worker: rows copied into chunks; the
+								 * leader: rows of its own scan */
+	int64		moved;			/* the leader: rows moved from chunks */
 	int64		passed;			/* rows returned through the Gather */
 	uint64		bytes;			/* shared memory its chunks took */
 	double		load_ms;		/* from its first row asked to its last */
@@ -87,8 +102,8 @@ typedef struct LoadParticipant
 typedef struct LoadShared
 {
 	slock_t		mutex;			/* protects chunks */
-	dsa_pointer chunks;			/* every finished chunk */
-	pg_atomic_uint64 reserved;	/* bytes of chunks taken, all together */
+	dsa_pointer chunks;			/* the linked chunks, not moved yet */
+	pg_atomic_uint64 reserved;	/* bytes of chunks in flight */
 	uint64		limit;			/* bytes they may take */
 	Size		chunk_size;
 	int			nparticipants;	/* workers planned, then the leader */
@@ -101,6 +116,7 @@ struct GpuSortLoadState
 
 	/* set by the GpuSort above, in the leader, before the Gather starts */
 	Size		requested_limit;
+	Gpusortstate *sort;			/* where the leader puts rows */
 
 	/* shared state; NULL without parallel mode or shared memory */
 	LoadShared *shared;
@@ -110,13 +126,14 @@ struct GpuSortLoadState
 	/* this participant's load */
 	bool		started;
 	bool		finished;
-	bool		full;			/* the limit is reached: pass rows up */
+	int64		retry_at;		/* passed: try for a chunk again */
 	instr_time	start;
 	dsa_pointer chunk_ptr;
 	LoadChunk  *chunk;
 	char	   *chunk_free;
 	Size		chunk_left;
 	int64		loaded;
+	int64		moved;
 	int64		passed;
 	uint64		bytes;
 
@@ -227,6 +244,7 @@ new_chunk(GpuSortLoadState *ls, Size need)
 	ls->chunk_ptr = ptr;
 	ls->chunk = dsa_get_address(ls->area, ptr);
 	ls->chunk->next = InvalidDsaPointer;
+	ls->chunk->size = size;
 	ls->chunk->ntuples = 0;
 	ls->chunk_free = (char *) ls->chunk + CHUNK_HEADER_SIZE;
 	ls->chunk_left = size - CHUNK_HEADER_SIZE;
@@ -266,10 +284,77 @@ finish_load(GpuSortLoadState *ls)
 	link_chunk(ls);
 	me = &ls->shared->participants[ls->participant];
 	me->loaded = ls->loaded;
+	me->moved = ls->moved;
 	me->passed = ls->passed;
 	me->bytes = ls->bytes;
 	me->load_ms = gpusort_elapsed_ms(ls->start);
 	me->done = true;
+}
+
+/*
+ * Move every linked chunk into the sort, and free it for the workers to
+ * fill again.  Returns the rows moved.
+ */
+static int64
+drain_chunks(GpuSortLoadState *ls)
+{
+	LoadShared *sh = ls->shared;
+	dsa_pointer ptr;
+	int64		n = 0;
+
+	if (sh == NULL || !DsaPointerIsValid(sh->chunks))
+		return 0;
+	SpinLockAcquire(&sh->mutex);
+	ptr = sh->chunks;
+	sh->chunks = InvalidDsaPointer;
+	SpinLockRelease(&sh->mutex);
+
+	while (DsaPointerIsValid(ptr))
+	{
+		LoadChunk  *chunk = dsa_get_address(ls->area, ptr);
+		dsa_pointer next = chunk->next;
+		Size		size = chunk->size;
+		char	   *p = (char *) chunk + CHUNK_HEADER_SIZE;
+
+		for (uint32 i = 0; i < chunk->ntuples; i++)
+		{
+			MinimalTuple tuple = (MinimalTuple) p;
+
+			p += MAXALIGN(tuple->t_len);
+			gpusort_sort_puttuple(ls->sort, tuple);
+		}
+		n += chunk->ntuples;
+		dsa_free(ls->area, ptr);
+		pg_atomic_fetch_sub_u64(&sh->reserved, size);
+		ptr = next;
+	}
+	ls->moved += n;
+	return n;
+}
+
+/*
+ * The leader: move the workers' chunks as they come, and between them put
+ * rows of its own scan straight into the sort.  Returns no row.
+ */
+static TupleTableSlot *
+leader_load(GpuSortLoadState *ls)
+{
+	PlanState  *child = outerPlanState(ls);
+
+	for (;;)
+	{
+		TupleTableSlot *slot;
+
+		drain_chunks(ls);
+		slot = ExecProcNode(child);
+		if (TupIsNull(slot))
+		{
+			finish_load(ls);
+			return NULL;
+		}
+		gpusort_sort_puttupleslot(ls->sort, slot);
+		ls->loaded++;
+	}
 }
 
 static TupleTableSlot *
@@ -282,8 +367,11 @@ load_exec(CustomScanState *node)
 	{
 		INSTR_TIME_SET_CURRENT(ls->start);
 		ls->started = true;
-		ls->full = (ls->shared == NULL);
 	}
+	if (ls->sort)
+		return leader_load(ls);
+
+	/* a worker */
 	for (;;)
 	{
 		TupleTableSlot *slot = ExecProcNode(child);
@@ -293,7 +381,7 @@ load_exec(CustomScanState *node)
 			finish_load(ls);
 			return NULL;
 		}
-		if (!ls->full)
+		if (ls->shared && ls->passed >= ls->retry_at)
 		{
 			if (copy_slot_tuple(slot, chunk_space, ls) != NULL)
 			{
@@ -301,7 +389,7 @@ load_exec(CustomScanState *node)
 				ls->loaded++;
 				continue;
 			}
-			ls->full = true;
+			ls->retry_at = ls->passed + LOAD_RETRY_ROWS;
 		}
 		ls->passed++;
 		return slot;
@@ -320,10 +408,11 @@ reset_participant(GpuSortLoadState *ls)
 {
 	ls->started = false;
 	ls->finished = false;
-	ls->full = false;
+	ls->retry_at = 0;
 	ls->chunk = NULL;
 	ls->chunk_left = 0;
 	ls->loaded = 0;
+	ls->moved = 0;
 	ls->passed = 0;
 	ls->bytes = 0;
 }
@@ -407,7 +496,7 @@ load_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordi
 	LoadShared *sh = ls->shared;
 	dsa_pointer ptr = sh->chunks;
 
-	/* the GpuSort above ended its sort before the Gather was rescanned */
+	/* chunks an error left behind; a finished load moved them all */
 	while (DsaPointerIsValid(ptr))
 	{
 		dsa_pointer next = ((LoadChunk *) dsa_get_address(ls->area, ptr))->next;
@@ -456,7 +545,6 @@ load_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	int			nparts = ls->nfinal;
 	int64		loaded = 0;
 	int64		passed = 0;
-	uint64		bytes = 0;
 
 	if (!es->analyze)
 		return;
@@ -474,10 +562,8 @@ load_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	{
 		loaded += parts[i].loaded;
 		passed += parts[i].passed;
-		bytes += parts[i].bytes;
 	}
 	ExplainPropertyInteger("Rows Loaded", NULL, loaded, es);
-	ExplainPropertyInteger("Shared Memory", "kB", (int64) (bytes / 1024), es);
 	ExplainPropertyInteger("Rows Passed Up", NULL, passed, es);
 	if (es->costs)
 		ExplainPropertyInteger("Load Limit", "kB", (int64) (ls->final_limit / 1024), es);
@@ -491,13 +577,20 @@ load_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		if (!parts[i].done)
 			continue;
 		if (i == nparts - 1)
+		{
 			snprintf(label, sizeof(label), "Leader Load");
+			snprintf(line, sizeof(line),
+					 INT64_FORMAT " rows scanned, " INT64_FORMAT " moved from workers, %.3f ms",
+					 parts[i].loaded, parts[i].moved, parts[i].load_ms);
+		}
 		else
+		{
 			snprintf(label, sizeof(label), "Worker %d Load", i);
-		snprintf(line, sizeof(line),
-				 INT64_FORMAT " rows, " UINT64_FORMAT " kB, " INT64_FORMAT " passed up, %.3f ms",
-				 parts[i].loaded, parts[i].bytes / 1024, parts[i].passed,
-				 parts[i].load_ms);
+			snprintf(line, sizeof(line),
+					 INT64_FORMAT " rows into " UINT64_FORMAT " kB of chunks, " INT64_FORMAT " passed up, %.3f ms",
+					 parts[i].loaded, parts[i].bytes / 1024, parts[i].passed,
+					 parts[i].load_ms);
+		}
 		ExplainPropertyText(label, line, es);
 	}
 }
@@ -520,48 +613,30 @@ gpusort_load_below(PlanState *child)
 	return (GpuSortLoadState *) below;
 }
 
-/* Before the Gather starts: the bytes the load may take. */
+/*
+ * Before the Gather starts: the sort the leader puts rows into, and the
+ * bytes the chunks in flight may take.
+ */
 void
-gpusort_load_set_limit(GpuSortLoadState *load, Size limit)
+gpusort_load_start(GpuSortLoadState *load, Gpusortstate *sort, Size limit)
 {
+	load->sort = sort;
 	load->requested_limit = limit;
 }
 
-/* After the Gather has ended: the bytes the load took. */
-Size
-gpusort_load_bytes(GpuSortLoadState *load)
-{
-	if (load->shared == NULL)
-		return 0;
-	return (Size) pg_atomic_read_u64(&load->shared->reserved);
-}
-
 /*
- * After the Gather has ended: put every loaded tuple into sort, in place.
- * Returns how many.
+ * After the Gather has ended (every worker has linked its last chunk):
+ * move the chunks that are left into the sort.  Returns the rows moved by
+ * the whole load, during the Gather and now.
  */
 int64
-gpusort_load_put_all(GpuSortLoadState *load, Gpusortstate *sort)
+gpusort_load_drain(GpuSortLoadState *load)
 {
-	dsa_pointer ptr;
-	int64		n = 0;
-
-	if (load->shared == NULL)
-		return 0;
-	for (ptr = load->shared->chunks; DsaPointerIsValid(ptr);)
+	drain_chunks(load);
+	if (load->shared)
 	{
-		LoadChunk  *chunk = dsa_get_address(load->area, ptr);
-		char	   *p = (char *) chunk + CHUNK_HEADER_SIZE;
-
-		for (uint32 i = 0; i < chunk->ntuples; i++)
-		{
-			MinimalTuple tuple = (MinimalTuple) p;
-
-			p += MAXALIGN(tuple->t_len);
-			gpusort_sort_puttuple_in_place(sort, tuple);
-		}
-		n += chunk->ntuples;
-		ptr = chunk->next;
+		load->shared->participants[load->participant].moved = load->moved;
+		load->shared->participants[load->participant].done = true;
 	}
-	return n;
+	return load->moved;
 }

@@ -6,9 +6,10 @@
  *	  of the input into the query's shared memory (nodeGpuSortLoad.c).
  *
  * The GpuSort above the Gather (nodeGpuSort.c) finds the leader's load
- * node below the Gather, tells it how much shared memory the load may take
- * before the Gather starts, and, once the Gather has returned its last
- * tuple, puts every loaded tuple into its sort where it lies.
+ * node below the Gather and, before the Gather starts, gives it its sort and
+ * how much shared memory the chunks in flight may take; the leader's load
+ * moves the workers' rows into that sort while they scan, and once the
+ * Gather has returned its last row the GpuSort moves what is left.
  *
  *-------------------------------------------------------------------------
  */
@@ -30,8 +31,8 @@ extern CustomScanMethods gpusort_load_scan_methods;
 extern void gpusort_load_executor_init(void);
 
 extern GpuSortLoadState *gpusort_load_below(PlanState *child);
-extern void gpusort_load_set_limit(GpuSortLoadState *load, Size limit);
-extern Size gpusort_load_bytes(GpuSortLoadState *load);
-extern int64 gpusort_load_put_all(GpuSortLoadState *load, Gpusortstate *sort);
+extern void gpusort_load_start(GpuSortLoadState *load, Gpusortstate *sort,
+							   Size limit);
+extern int64 gpusort_load_drain(GpuSortLoadState *load);
 
 #endif							/* GPUSORT_NODE_GPUSORT_LOAD_H */

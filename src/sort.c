@@ -205,23 +205,22 @@ spill_batch(Gpusortstate *state)
 }
 
 /*
- * Store one tuple: the slot's, copied into the arena, or (slot NULL) one
- * that lies in memory the caller keeps, in place.  A full batch is sorted
- * into a run first.
+ * Store one tuple, copied into the arena: the slot's, or (slot NULL) a
+ * MinimalTuple.  A full batch is sorted into a run first.
  */
 static void
-put_tuple(Gpusortstate *state, TupleTableSlot *slot, MinimalTuple in_place)
+put_tuple(Gpusortstate *state, TupleTableSlot *slot, MinimalTuple tuple)
 {
 	SortBatch  *batch = &state->batch;
 
 	Assert(state->status == SORT_LOADING);
 	if (!state->batch_started)
 		start_batch(state);
-	if (!(slot ? batch_store(batch, slot) : batch_store_in_place(batch, in_place)))
+	if (!(slot ? batch_store(batch, slot) : batch_store_tuple(batch, tuple)))
 	{
 		spill_batch(state);
 		start_batch(state);
-		if (!(slot ? batch_store(batch, slot) : batch_store_in_place(batch, in_place)))
+		if (!(slot ? batch_store(batch, slot) : batch_store_tuple(batch, tuple)))
 			elog(ERROR, "gpusort: an empty batch refused a tuple");
 	}
 	if (++state->tuples_put % ENCODE_BATCH == 0)
@@ -253,14 +252,9 @@ gpusort_sort_puttupleslot(Gpusortstate *state, TupleTableSlot *slot)
 	put_tuple(state, slot, NULL);
 }
 
-/*
- * Put a tuple without copying it: it must stay where it lies, unchanged,
- * until the sort ends (a parallel load's shared memory does).  Only its
- * pointer, key and order take the sort's memory; if the sort spills, the
- * tuple is written to a run like any other.
- */
+/* Put a MinimalTuple (a parallel load's, from shared memory), copied. */
 void
-gpusort_sort_puttuple_in_place(Gpusortstate *state, MinimalTuple tuple)
+gpusort_sort_puttuple(Gpusortstate *state, MinimalTuple tuple)
 {
 	put_tuple(state, NULL, tuple);
 }

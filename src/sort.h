@@ -6,7 +6,7 @@
  *
  * The contract is tuplesort's: begin (the sort keys, random access or not;
  * the memory comes from the backend's budget, sort_budget.c), put tuples
- * (copied, or left where they lie when the caller keeps them for the sort),
+ * (from a slot, or MinimalTuples; both are copied),
  * perform the sort, get tuples forward or (with random access) backward,
  * mark and restore a position, rewind, end.  Tuples returned stay valid
  * until the next call.
@@ -28,7 +28,7 @@ extern Gpusortstate *gpusort_sort_begin(TupleDesc tupdesc, const GpuSortPlanInfo
 										double expected_rows, bool random_access,
 										GpuSortStats *stats);
 extern void gpusort_sort_puttupleslot(Gpusortstate *state, TupleTableSlot *slot);
-extern void gpusort_sort_puttuple_in_place(Gpusortstate *state, MinimalTuple tuple);
+extern void gpusort_sort_puttuple(Gpusortstate *state, MinimalTuple tuple);
 extern void gpusort_sort_performsort(Gpusortstate *state);
 extern bool gpusort_sort_gettupleslot(Gpusortstate *state, bool forward,
 									  TupleTableSlot *slot);

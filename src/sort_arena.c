@@ -13,9 +13,7 @@
  * sort what it holds (tuple pointers, keys, the order, the CPU engine's
  * workspace), so that the sort that follows stays within the limit too.
  * A refused tuple ends the batch: sort.c sorts it into a run and stores
- * the tuple again in the next batch.  A tuple that already lies in memory
- * that outlives the sort (a parallel load's shared memory) is taken in
- * place: only its pointer, key and order count.
+ * the tuple again in the next batch.
  *
  *-------------------------------------------------------------------------
  */
@@ -294,16 +292,20 @@ batch_store(SortBatch *batch, TupleTableSlot *slot)
 }
 
 /*
- * Take a tuple that lies in memory the caller keeps until the sort ends
- * (the shared memory of a parallel load), without copying it: the batch
- * holds its pointer, its key and its place in the order.  False if the
- * batch is full, as for batch_store().
+ * Copy a MinimalTuple into the arena, once; false if the batch is full, as
+ * for batch_store().
  */
 bool
-batch_store_in_place(SortBatch *batch, MinimalTuple tuple)
+batch_store_tuple(SortBatch *batch, MinimalTuple tuple)
 {
+	MinimalTuple copy;
+
 	if (!batch_has_room(batch))
 		return false;
-	batch->tuples[batch->ntuples++] = tuple;
+	copy = arena_alloc(batch, tuple->t_len);
+	if (copy == NULL)
+		return false;
+	memcpy(copy, tuple, tuple->t_len);
+	batch->tuples[batch->ntuples++] = copy;
 	return true;
 }

@@ -143,7 +143,7 @@ extern void batch_init(SortBatch *batch, SortBatchShared *sh, MemoryContext pare
 extern void batch_reset(SortBatch *batch);
 extern void batch_destroy(SortBatch *batch);
 extern bool batch_store(SortBatch *batch, TupleTableSlot *slot);
-extern bool batch_store_in_place(SortBatch *batch, MinimalTuple tuple);
+extern bool batch_store_tuple(SortBatch *batch, MinimalTuple tuple);
 typedef void *(*TupleSpaceFn) (void *arg, Size len);
 extern MinimalTuple copy_slot_tuple(TupleTableSlot *slot, TupleSpaceFn space,
 									void *arg);
