@@ -92,6 +92,7 @@ text_collate_for(KeyColumn *col, Oid collation)
 		/* before 18: the database's default collation, a libc one */
 		col->collate = COLLATE_LIBC;
 		col->libc_locale = default_libc_locale();
+		col->encoding = GetDatabaseEncoding();
 		return col->libc_locale != (locale_t) 0;
 	}
 	col->deterministic = locale->deterministic;
@@ -99,6 +100,7 @@ text_collate_for(KeyColumn *col, Oid collation)
 	{
 		col->collate = COLLATE_LIBC;
 		col->libc_locale = locale->info.lt;
+		col->encoding = GetDatabaseEncoding();
 		return true;
 	}
 #ifdef USE_ICU

@@ -18,7 +18,11 @@
  * is longer than the prefix, records whose prefixes are equal are refined
  * on the following bytes (refine.c).  A column with no encoding (an
  * unsupported type or operator class) ends the full key: records equal up
- * to it are ordered by PostgreSQL's comparators (tiebreak.c).
+ * to it are ordered by PostgreSQL's comparators (tiebreak.c).  So does a
+ * long string under a libc collation, whose key is strxfrm's output for its
+ * beginning only (keys_build.c): libc keys are checked against strcoll
+ * after the sort anyway (refine.c), so a key that orders only by the
+ * beginning costs nothing in correctness.
  *
  * Two ways to build keys:
  *	- the *fixed* path (keys.c): every encoded column has a fixed width and
@@ -86,6 +90,12 @@ typedef enum KeyCollate
 	COLLATE_ICU					/* ICU sort keys */
 } KeyCollate;
 
+/*
+ * A string under a libc collation is transformed (strxfrm_l) no further
+ * than this many bytes; its key then ends there (keys_build.c says why).
+ */
+#define KEY_LIBC_XFRM_MAX_BYTES	256
+
 typedef struct KeyColumn
 {
 	AttrNumber	attno;			/* scan tuple column, 1-based */
@@ -101,6 +111,8 @@ typedef struct KeyColumn
 								 * bytes: the raw bytes follow the collation
 								 * key, as PostgreSQL breaks ties */
 	locale_t	libc_locale;	/* COLLATE_LIBC (thread-safe to share) */
+	int			encoding;		/* COLLATE_LIBC: the database's, to cut a
+								 * long string at a character boundary */
 	void	   *icu_collator;	/* COLLATE_ICU: a UCollator (cloned per
 								 * thread, see keys_build.c) */
 

@@ -15,7 +15,11 @@
  *	  break ties of strings equal under the collation with strcmp, as
  *	  PostgreSQL's varstr_cmp does.  Whether glibc's strxfrm agrees with
  *	  strcoll is checked after the sort (refine.c), as PostgreSQL itself
- *	  does not trust it;
+ *	  does not trust it.  A string longer than KEY_LIBC_XFRM_MAX_BYTES
+ *	  encodes as strxfrm_l's output for its first KEY_LIBC_XFRM_MAX_BYTES
+ *	  bytes (cut at a character boundary) and 0xFF, and the full key ends
+ *	  there unfinished (never tied by keys): records equal that far go to
+ *	  the comparators;
  *	- text under ICU: the ICU sort key (ucol_nextSortKeyPart, which has no
  *	  0x00 bytes), 0x00, and for a deterministic collation the bytes and
  *	  0x00 again; a nondeterministic collation's equal strings stay equal;
@@ -31,7 +35,8 @@
  *	  netmask length, then the whole address (network_cmp's order: common
  *	  network bits, then the shorter netmask first, then the address).
  *
- * Nothing here calls into PostgreSQL: no palloc, no ereport, no catalog.
+ * Nothing here calls into PostgreSQL: no palloc, no ereport, no catalog
+ * (only pg_encoding_mblen, a lookup in src/common's encoding tables).
  * Buffers come from malloc and belong to a KeyBuildContext, one per
  * thread; ICU collators are cloned per context, as a UCollator is not to
  * be shared between threads.  Errors (out of memory, an ICU failure) are
@@ -44,6 +49,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "mb/pg_wchar.h"
 #include "utils/inet.h"
 #include "utils/pg_locale.h"
 #include "utils/timestamp.h"
@@ -81,6 +87,8 @@ typedef struct KeySink
 	int			grow_slot;
 	bool		failed;
 	bool		cut;			/* an encoder stopped at the window's end */
+	bool		unfinished;		/* the full key ends here, not wholly
+								 * encoded (a long libc string) */
 } KeySink;
 
 static bool
@@ -204,13 +212,48 @@ terminated(KeyBuildContext *ctx, int slot, const char *p, size_t len)
 	return ctx->cstr[slot];
 }
 
+/*
+ * strxfrm_l's output for the string, or for its first
+ * KEY_LIBC_XFRM_MAX_BYTES bytes, cut at a character boundary: then the key
+ * is unfinished.
+ *
+ * strxfrm transforms the whole string, whatever part of its output the
+ * window needs (it has no incremental form like ICU's
+ * ucol_nextSortKeyPart), at some tens of MB/s, slower still past 16 kB.
+ * Sorts of long strings would pay a transform of every byte of every
+ * value, where PostgreSQL's strcoll comparisons (it uses no strxfrm under
+ * libc) stop at the first difference and skip identical strings: a
+ * thousand values of kilobytes each, sorted again for each row of a
+ * correlated subquery, took a quarter of a second per sort against a few
+ * milliseconds.  A string's beginning orders it wherever the beginnings
+ * differ, which is nearly always and is all that a prefix and the few
+ * refinement rounds of a libc sort use (refine.c); the strcoll check after
+ * the sort certifies, and repairs, the order where it does not.
+ */
 static bool
 put_libc_text(KeyBuildContext *ctx, KeySink *s, const KeyColumn *col,
 			  const char *p, size_t len)
 {
-	const char *str = terminated(ctx, 0, p, len);
+	const char *str;
 	size_t		n;
 
+	if (len > KEY_LIBC_XFRM_MAX_BYTES)
+	{
+		size_t		clip = 0;
+
+		/* pg_encoding_mblen reads a lead byte: no PostgreSQL state */
+		for (;;)
+		{
+			size_t		l = pg_encoding_mblen(col->encoding, p + clip);
+
+			if (clip + l > KEY_LIBC_XFRM_MAX_BYTES)
+				break;
+			clip += l;
+		}
+		len = clip;
+		s->unfinished = true;
+	}
+	str = terminated(ctx, 0, p, len);
 	if (str == NULL)
 		return false;
 	for (;;)
@@ -222,6 +265,14 @@ put_libc_text(KeyBuildContext *ctx, KeySink *s, const KeyColumn *col,
 			return false;
 	}
 	sink_put(s, (const uint8 *) ctx->xfrm, n, col->descending);
+
+	/*
+	 * A cut string goes on, so it sorts after a string that its beginning
+	 * equals under the collation, as it would whole: 0xFF, above the 0x00
+	 * that follows a whole string's output.
+	 */
+	if (s->unfinished)
+		sink_byte(s, 0xFF, col->descending);
 	return true;
 }
 
@@ -506,6 +557,8 @@ put_column(KeyBuildContext *ctx, KeySink *s, int c, Datum value, bool isnull)
 				{
 					if (!put_libc_text(ctx, s, col, p, len))
 						return false;
+					if (s->unfinished)
+						break;	/* nothing after a cut string orders */
 				}
 #ifdef USE_ICU
 				else if (col->collate == COLLATE_ICU)
@@ -554,11 +607,11 @@ bool
 key_build_window(KeyBuildContext *ctx, const Datum *values, const bool *isnull,
 				 size_t skip, size_t len, uint8 *out, bool *ended)
 {
-	KeySink		s = {out, skip, skip + len, 0, NULL, 0, false, false};
+	KeySink		s = {out, skip, skip + len, 0, NULL, 0, false, false, false};
 	int			c;
 
 	memset(out, 0, len);
-	for (c = 0; c < ctx->layout->full_cols && !sink_full(&s); c++)
+	for (c = 0; c < ctx->layout->full_cols && !sink_full(&s) && !s.unfinished; c++)
 	{
 		if (!put_column(ctx, &s, c, values[c], isnull[c]))
 		{
@@ -568,7 +621,7 @@ key_build_window(KeyBuildContext *ctx, const Datum *values, const bool *isnull,
 		}
 	}
 	/* every byte produced, and none past the window */
-	*ended = (c == ctx->layout->full_cols && !s.cut && s.pos <= s.end);
+	*ended = (c == ctx->layout->full_cols && !s.cut && !s.unfinished && s.pos <= s.end);
 	return true;
 }
 
@@ -644,8 +697,8 @@ key_compare_inputs(KeyBuildContext *ctx,
 		}
 		else
 		{
-			KeySink		sa = {NULL, 0, 0, 0, ctx, 0, false, false};
-			KeySink		sb = {NULL, 0, 0, 0, ctx, 1, false, false};
+			KeySink		sa = {NULL, 0, 0, 0, ctx, 0, false, false, false};
+			KeySink		sb = {NULL, 0, 0, 0, ctx, 1, false, false, false};
 			size_t		n;
 
 			if (!put_column(ctx, &sa, c, a_values[c], false) ||

@@ -16,9 +16,10 @@
  * records' full keys are wholly equal (they tie), or when its records hold
  * identical values (checked first, so that a run of duplicates of a long
  * string costs no rounds at all).  Runs of values longer than
- * REFINE_MAX_VALUE_BYTES, and those left after MAX_REFINE_ROUNDS, go to the
- * comparator pass, as do runs of equal full keys when the full key stops
- * before the last ORDER BY column.
+ * REFINE_MAX_VALUE_BYTES (KEY_LIBC_XFRM_MAX_BYTES under a libc collation,
+ * whose keys transform no more of a string: keys_build.c), and those left
+ * after MAX_REFINE_ROUNDS, go to the comparator pass, as do runs of equal
+ * full keys when the full key stops before the last ORDER BY column.
  *
  * libc collations: keys hold strxfrm's output, and PostgreSQL does not
  * trust glibc's strxfrm to agree with strcoll.  So every adjacent pair of
@@ -153,16 +154,23 @@ run_settled(RefineContext *rc, RunList *settled, size_t start, size_t len)
 
 /*
  * A run of equal keys so far: settled, to refine in the next round, or,
- * for long values, to the comparators.
+ * for long values, to the comparators.  Under a libc collation, the bound
+ * is where keys stop transforming a string (keys_build.c): past it, each
+ * round would transform the value's beginning again for 28 more bytes of a
+ * key that ends short of the value, where strcoll stops at the first
+ * difference.
  */
 static void
 classify_run(RefineContext *rc, const uint32 *perm, RunList *settled,
 			 RunList *pending, size_t start, size_t len)
 {
+	size_t		max_bytes = rc->layout->verify ?
+		KEY_LIBC_XFRM_MAX_BYTES : REFINE_MAX_VALUE_BYTES;
+
 	if (run_is_identical(rc, perm, start, len))
 		run_settled(rc, settled, start, len);
 	else if (key_inputs_bytes(rc->layout, key_inputs_values(rc->inputs, perm[start]),
-							  key_inputs_isnull(rc->inputs, perm[start])) > REFINE_MAX_VALUE_BYTES)
+							  key_inputs_isnull(rc->inputs, perm[start])) > max_bytes)
 		run_list_add(settled, start, len, 0);
 	else
 		run_list_add(pending, start, len, 0);
