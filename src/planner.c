@@ -22,6 +22,34 @@
  * executor's junk filter drops them), the child stops computing the copy
  * (drop_collation_copies).
  *
+ * Parallel sorts.  A sort fed by parallel workers is planned as
+ *
+ *		Custom Scan (GpuSort)
+ *		  ->  Gather
+ *				->  Custom Scan (GpuSortLoad)		parallel aware
+ *					  ->  the partial plan (Parallel Seq Scan, ...)
+ *
+ * The workers scan and copy their rows into shared memory, the leader's
+ * GpuSort sorts them all at once and returns them (nodeGpuSortLoad.c).
+ * This shape, rather than the other one a parallel sort could take
+ * (workers that each sort a key range, from sampled splitters, under a
+ * Gather Merge), because GpuSort's cost is not the sort, which takes
+ * milliseconds on the GPU, but reading, copying and emitting the rows: one
+ * sort in the leader needs no splitters, no second pass over the rows and
+ * no merge, and emits as fast as a serial GpuSort; its keys are encoded in
+ * the leader, as the workers copy more rows.  It is made
+ *	- from PostgreSQL's own parallel sort, a Gather Merge over a Sort of a
+ *	  partial plan, with the same workers (the planner chose them and the
+ *	  partial plan), where the sort's input reaches gpusort.min_rows;
+ *	- from a serial Sort of a sequential scan of a table, when the statement
+ *	  may run in parallel (standard_planner's own test), the table gets
+ *	  workers as the planner counts them (compute_parallel_worker), and the
+ *	  scan's cost shared among them saves more than parallel_setup_cost.
+ *	  PostgreSQL rarely plans a parallel sort for a whole table, since
+ *	  every row would pass through the Gather at parallel_tuple_cost; here
+ *	  none does.
+ * Never below another Gather, nor in a subplan.
+ *
  * Left to PostgreSQL:
  *	- small sorts (below gpusort.min_rows), and everything when gpusort is
  *	  disabled.  Whether a GPU is present does not matter here: with

@@ -24,6 +24,11 @@
 #                     (gpusort.max_memory = 64kB) in the regression suite, the
 #                     TAP tests and the fuzzing round; results with other
 #                     EXPLAIN figures are expected/*_1.out
+#   GPUSORT_PARALLEL  1 to force parallel plans (parallel_setup_cost and
+#                     parallel_tuple_cost 0, min_parallel_table_scan_size 0,
+#                     2 workers a Gather) in the regression suite, the TAP
+#                     tests and the fuzzing round; results whose plans
+#                     differ are expected/*_2.out
 #   GPUSORT_LOG_DIR   where to keep the regression server's log
 set -euo pipefail
 
@@ -34,6 +39,13 @@ pgxsdir=$(cd "$(dirname "$("$PG_CONFIG" --pgxs)")/../.." && pwd)
 engine=${GPUSORT_ENGINE:-cpu}
 spill_conf=
 [ "${GPUSORT_SPILL:-0}" = 1 ] && spill_conf="gpusort.max_memory = '64kB'"
+if [ "${GPUSORT_PARALLEL:-0}" = 1 ]; then
+  spill_conf="${spill_conf:+$spill_conf
+}max_parallel_workers_per_gather = 2
+parallel_setup_cost = 0
+parallel_tuple_cost = 0
+min_parallel_table_scan_size = 0"
+fi
 make_args=(PG_CONFIG="$PG_CONFIG")
 [ -n "${USE_CUDA:-}" ] && make_args+=(USE_CUDA="$USE_CUDA")
 
