@@ -68,6 +68,11 @@ SELECT gs_check('SELECT upper(pad), k FROM gs_par ORDER BY 1 DESC');
 SELECT gs_check('SELECT k, id FROM gs_par ORDER BY k, id LIMIT 40000', 2);
 SELECT gs_check('SELECT * FROM (SELECT k, id FROM gs_par ORDER BY k) s WHERE id % 5 = 0');
 
+-- a Gather Merge that evaluates a SubPlan in the leader, over the
+-- workers' columns: a Result above the GpuSort does it
+SELECT * FROM plan_lines('SELECT id, (SELECT count(*) FROM gs_par b WHERE b.k = a.id) AS n FROM gs_par a WHERE id <= 30 ORDER BY id');
+SELECT gs_check('SELECT id, (SELECT count(*) FROM gs_par b WHERE b.k = a.id) AS n FROM gs_par a WHERE id <= 30 ORDER BY id');
+
 -- the whole order, not only the multiset
 SELECT md5(string_agg(id::text, ',')) AS ordered_md5 FROM (SELECT id FROM gs_par ORDER BY pad) x;
 SET gpusort.enabled = off;

@@ -425,16 +425,38 @@ make_parallel_gpusort(Sort *sort, Plan *partial, int nworkers, int rescan_param,
 	return make_gpusort(sort, NULL);
 }
 
+/* Does tlist return its child's columns as they are, and nothing else? */
+static bool
+tlist_passes_child_through(List *tlist, List *child_tlist)
+{
+	ListCell   *lc;
+
+	if (list_length(tlist) != list_length(child_tlist))
+		return false;
+	foreach(lc, tlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Var		   *var = (Var *) tle->expr;
+
+		if (!IsA(var, Var) || var->varno != OUTER_VAR || var->varattno != tle->resno)
+			return false;
+	}
+	return true;
+}
+
 /*
  * A Gather Merge over a Sort of a partial plan, PostgreSQL's parallel
  * sort, as a parallel GpuSort: the same workers load, one sort.  NULL if
- * it does not qualify (the caller walks it as any other node).
+ * it does not qualify (the caller walks it as any other node).  A Gather
+ * Merge may project (a SubPlan evaluated in the leader, over columns the
+ * workers return); GpuSort does not, so a Result above it does that.
  */
 static Plan *
 parallel_gpusort_for_gather_merge(GatherMerge *gm, int64 bound, ReplaceContext *cxt)
 {
 	Sort	   *inner = (Sort *) gm->plan.lefttree;
 	Sort	   *sort;
+	CustomScan *gpusort;
 	Plan	   *partial;
 	bool		saved_parallel_ok = cxt->parallel_ok;
 
@@ -450,18 +472,36 @@ parallel_gpusort_for_gather_merge(GatherMerge *gm, int64 bound, ReplaceContext *
 	partial = replace_sorts(inner->plan.lefttree, 0, NULL, cxt);
 	cxt->parallel_ok = saved_parallel_ok;
 
-	/* a Sort that stands where the Gather Merge stood, with its keys */
+	/*
+	 * A Sort that stands where the Gather Merge stood, with its keys (which
+	 * name columns of its input, as the Sort's do) and the Sort's output
+	 */
 	sort = makeNode(Sort);
 	sort->plan = gm->plan;
 	sort->plan.type = T_Sort;
+	sort->plan.targetlist = inner->plan.targetlist;
 	sort->numCols = gm->numCols;
 	sort->sortColIdx = gm->sortColIdx;
 	sort->sortOperators = gm->sortOperators;
 	sort->collations = gm->collations;
 	sort->nullsFirst = gm->nullsFirst;
 	cxt->nreplaced++;
-	return (Plan *) make_parallel_gpusort(sort, partial, gm->num_workers,
-										  gm->rescan_param, gm->initParam, cxt);
+	gpusort = make_parallel_gpusort(sort, partial, gm->num_workers,
+									gm->rescan_param, gm->initParam, cxt);
+	if (!tlist_passes_child_through(gm->plan.targetlist, inner->plan.targetlist))
+	{
+		Result	   *result = makeNode(Result);
+
+		result->plan = gm->plan;
+		result->plan.type = T_Result;
+		result->plan.initPlan = NIL;	/* they stay with the GpuSort */
+		result->plan.plan_node_id = ++cxt->last_plan_node_id;
+		result->plan.lefttree = (Plan *) gpusort;
+		result->plan.righttree = NULL;
+		result->resconstantqual = NULL;
+		return (Plan *) result;
+	}
+	return (Plan *) gpusort;
 }
 
 /*
