@@ -458,6 +458,7 @@ parallel_gpusort_for_gather_merge(GatherMerge *gm, int64 bound, ReplaceContext *
 	Sort	   *sort;
 	CustomScan *gpusort;
 	Plan	   *partial;
+	bool		projects;
 	bool		saved_parallel_ok = cxt->parallel_ok;
 
 	if (inner == NULL || !IsA(inner, Sort) || inner->plan.lefttree == NULL ||
@@ -474,12 +475,16 @@ parallel_gpusort_for_gather_merge(GatherMerge *gm, int64 bound, ReplaceContext *
 
 	/*
 	 * A Sort that stands where the Gather Merge stood, with its keys (which
-	 * name columns of its input, as the Sort's do) and the Sort's output
+	 * name columns of its input, as the Sort's do) and its output: the
+	 * Gather Merge's, column names included, unless it projects; then the
+	 * Sort's, and the Result above has the Gather Merge's
 	 */
+	projects = !tlist_passes_child_through(gm->plan.targetlist, inner->plan.targetlist);
 	sort = makeNode(Sort);
 	sort->plan = gm->plan;
 	sort->plan.type = T_Sort;
-	sort->plan.targetlist = inner->plan.targetlist;
+	if (projects)
+		sort->plan.targetlist = inner->plan.targetlist;
 	sort->numCols = gm->numCols;
 	sort->sortColIdx = gm->sortColIdx;
 	sort->sortOperators = gm->sortOperators;
@@ -488,7 +493,7 @@ parallel_gpusort_for_gather_merge(GatherMerge *gm, int64 bound, ReplaceContext *
 	cxt->nreplaced++;
 	gpusort = make_parallel_gpusort(sort, partial, gm->num_workers,
 									gm->rescan_param, gm->initParam, cxt);
-	if (!tlist_passes_child_through(gm->plan.targetlist, inner->plan.targetlist))
+	if (projects)
 	{
 		Result	   *result = makeNode(Result);
 
