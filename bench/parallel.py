@@ -129,7 +129,7 @@ def main():
                 entry = {"rows": n, "query": qname, "sql": sql, "setting": s, "gucs": sets[s],
                          "fresh_ms": fresh, "warm_ms": warm}
                 if explain:
-                    text = scale.psql("EXPLAIN (ANALYZE, FORMAT JSON) %s;" % sql, sets[s])
+                    text = scale.psql("EXPLAIN (ANALYZE, VERBOSE, FORMAT JSON) %s;" % sql, sets[s])
                     entry["explain"] = phases(json.loads(text[text.index("["):])[0])
                 results["runs"].append(entry)
                 save()

@@ -11,8 +11,11 @@
 --   engine, its device and its algorithm are properties of their own); the
 --   JSON fields' types; TIMING OFF drops the times; a GpuSort that never
 --   ran shows no sort figures.
+-- Serial plans only, also where the suite runs with parallel plans forced:
+-- a parallel GpuSort's EXPLAIN is 180_parallel's.
 --
 SET search_path = gs, public;
+SET max_parallel_workers_per_gather = 0;
 
 CREATE TABLE gs_ex AS
 SELECT g AS id, hashint4(g) % 1000 AS a, md5(g::text) AS s,

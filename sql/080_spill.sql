@@ -18,8 +18,11 @@
 -- * gpusort.max_memory and gpu_memory are superuser settings, the service's
 --   budget a server setting:
 --   an ordinary role cannot set them but can set the others.
+-- Serial plans only, also where the suite runs with parallel plans forced:
+-- a parallel GpuSort that spills is 180_parallel's.
 --
 SET search_path = gs, public;
+SET max_parallel_workers_per_gather = 0;
 
 CREATE TABLE gs_fb AS
 SELECT g AS id, hashint4(g) % 100000 AS k, md5(g::text) AS s, (hashint4(g + 1) % 1000)::float8 / 3 AS f

@@ -135,9 +135,9 @@ SELECT o.i, (SELECT array_agg(id) FROM (SELECT id FROM gs_par WHERE id % 20000 =
 -- scan pays for the workers: the table is large enough for workers
 -- (min_parallel_table_scan_size), and what they save of the scan is more
 -- than parallel_setup_cost (at its default, 1000, this table is too small)
-RESET parallel_tuple_cost;
+SET parallel_tuple_cost = 0.1;
 SET min_parallel_table_scan_size = '64kB';
-RESET parallel_setup_cost;
+SET parallel_setup_cost = 1000;
 SELECT * FROM plan_lines('SELECT * FROM gs_par ORDER BY f');
 SET parallel_setup_cost = 10;
 SELECT * FROM plan_lines('SELECT * FROM gs_par ORDER BY f');
@@ -145,7 +145,7 @@ SELECT gs_check('SELECT f, id FROM gs_par ORDER BY f, id', 2);
 -- no workers allowed, or a table too small: the serial GpuSort
 SET max_parallel_workers_per_gather = 0;
 SELECT * FROM plan_lines('SELECT * FROM gs_par ORDER BY f');
-RESET max_parallel_workers_per_gather;
+SET max_parallel_workers_per_gather = 2;
 SET min_parallel_table_scan_size = '8MB';
 SELECT * FROM plan_lines('SELECT * FROM gs_par ORDER BY f');
 SET min_parallel_table_scan_size = '64kB';
@@ -158,6 +158,7 @@ SELECT cursor_check('SELECT f, id FROM gs_par ORDER BY f, id', ARRAY['FETCH 3', 
 RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
 
 DROP FUNCTION gs.unsafe_twice(float8);
 DROP FUNCTION gs.parallel_load(text);

@@ -44,9 +44,11 @@
  * into the sort as a serial GpuSort would; the worker tries for a chunk
  * again some rows later.
  *
- * EXPLAIN ANALYZE shows, per participant, the rows it loaded (a worker:
- * into chunks; the leader: of its own scan, and moved from chunks), the
- * rows it passed up, and its load time; the figures are copied out of
+ * EXPLAIN ANALYZE shows the rows loaded and passed up, and with VERBOSE
+ * (as PostgreSQL shows its nodes' per-worker figures), per participant the
+ * rows it loaded (a worker: into chunks; the leader: of its own scan, and
+ * moved from chunks), the rows it passed up and its load time; the figures
+ * are copied out of
  * shared memory when the node is shut down, before the Gather destroys it.
  *
  *-------------------------------------------------------------------------
@@ -567,7 +569,7 @@ load_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Rows Passed Up", NULL, passed, es);
 	if (es->costs)
 		ExplainPropertyInteger("Load Limit", "kB", (int64) (ls->final_limit / 1024), es);
-	if (!es->timing)
+	if (!es->timing || !es->verbose)
 		return;
 	for (int i = 0; i < nparts; i++)
 	{

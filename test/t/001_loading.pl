@@ -55,7 +55,7 @@ $digest;
 	}
 	else
 	{
-		like($plan, qr/^Sort\n/, "$name: plain Sort in the plan");
+		like($plan, qr/(^|->  )Sort\n/m, "$name: plain Sort in the plan");
 		unlike($plan, qr/GpuSort/, "$name: no GpuSort in the plan");
 	}
 	is($result, $native, "$name: same rows in the same order as the native Sort");
@@ -69,14 +69,15 @@ check_session('no preload, new session without LOAD', 'postgres', 0);
 check_session('no preload, LOAD then disabled', 'postgres', 0,
 	"LOAD 'gpusort'; SET gpusort.enabled = off");
 # parallel workers of a session that LOADed gpusort load it too, and run
-# the GpuSort below Gather Merge
+# the parallel GpuSort's load node (GpuSortLoad, read from the plan they
+# are sent)
 my $parallel = q{SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0};
 check_session('no preload, after LOAD, parallel', 'postgres', 1, "LOAD 'gpusort'; $parallel");
 my $pplan = $node->safe_psql('postgres', "LOAD 'gpusort'; $parallel;
 	EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF) $order_by");
-like($pplan, qr/Gather Merge.*Workers Launched: [12]\n\s+->  Custom Scan \(GpuSort\)/s,
-	'no preload, after LOAD: workers ran the GpuSort');
+like($pplan, qr/Custom Scan \(GpuSort\).*Gather.*Workers Launched: [12]\n\s+->  Parallel Custom Scan \(GpuSortLoad\).*Rows Loaded: 200000/s,
+	'no preload, after LOAD: workers ran the GpuSort\'s load');
 is($node->safe_psql('postgres', "LOAD 'gpusort'; SHOW gpusort.engine"),
 	$engine, 'the engine from postgresql.conf applies once loaded');
 
