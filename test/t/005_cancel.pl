@@ -79,33 +79,9 @@ sub wait_for_log
 }
 
 # the session that is cancelled again and again
-my ($in, $out, $err) = ('', '', '');
-my $timer = IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default);
-my $session = IPC::Run::start([ 'psql', '-XAtq', '-d', $node->connstr('postgres') ],
-	'<', \$in, '>', \$out, '2>', \$err, $timer);
-my $mark = 0;
-
-# send sql to the session; returns the marker that follows it
-sub session_send
-{
-	my ($sql) = @_;
-	$mark++;
-	($out, $err) = ('', '');
-	$in .= "$sql\n\\echo MARK$mark\n";
-	$session->pump_nb while length $in;
-	return $mark;
-}
-
-# wait for the session to have run up to the marker (and, if want_err,
-# to have written an error); returns its output and errors
-sub session_wait
-{
-	my ($m, $want_err) = @_;
-	$timer->start($PostgreSQL::Test::Utils::timeout_default);
-	$session->pump until $out =~ /MARK$m\n/ && (!$want_err || $err =~ /\n/);
-	(my $o = $out) =~ s/MARK$m\n//;
-	return ($o, $err);
-}
+my $session = GpuSortSession->new($node);
+sub session_send { return $session->send(@_) }
+sub session_wait { return $session->wait(@_) }
 
 my ($pid) = session_wait(session_send('SELECT pg_backend_pid();'));
 chomp $pid;
@@ -209,7 +185,6 @@ SKIP:
 		"GPU memory after $terminations terminations: $used MiB (was $gpu_baseline MiB)");
 }
 
-$in .= "\\q\n";
 $session->finish;
 
 # 3. the log: every delay, no leak, no crash

@@ -19,7 +19,6 @@
 use strict;
 use warnings;
 
-use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -63,30 +62,9 @@ is($node->safe_psql('postgres', "$parallel $check"), $native, 'it sorts correctl
 my $log_offset = -s $node->logfile;
 
 # the session the workers fail under
-my ($in, $out, $err) = ('', '', '');
-my $timer = IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default);
-my $session = IPC::Run::start([ 'psql', '-XAtq', '-d', $node->connstr('postgres') ],
-	'<', \$in, '>', \$out, '2>', \$err, $timer);
-my $mark = 0;
-
-sub session_send
-{
-	my ($sql) = @_;
-	$mark++;
-	($out, $err) = ('', '');
-	$in .= "$sql\n\\echo MARK$mark\n";
-	$session->pump_nb while length $in;
-	return $mark;
-}
-
-sub session_wait
-{
-	my ($m, $want_err) = @_;
-	$timer->start($PostgreSQL::Test::Utils::timeout_default);
-	$session->pump until $out =~ /MARK$m\n/ && (!$want_err || $err =~ /\n/);
-	(my $o = $out) =~ s/MARK$m\n//;
-	return ($o, $err);
-}
+my $session = GpuSortSession->new($node);
+sub session_send { return $session->send(@_) }
+sub session_wait { return $session->wait(@_) }
 
 my ($pid) = session_wait(session_send("$parallel SELECT pg_backend_pid();"));
 chomp $pid;
@@ -130,7 +108,6 @@ for my $round (1 .. 2)
 }
 
 # 3. nothing left behind
-$in .= "\\q\n";
 $session->finish;
 is($node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()'), $start_time,
 	'the server did not restart');

@@ -6,6 +6,9 @@
 # given in $ENV{GPUSORT_ENGINE} (default cpu), serial plans and no JIT,
 # and the lines of $ENV{GPUSORT_TAP_CONF} (test/run.sh's GPUSORT_SPILL).
 # big_table(NODE, ROWS) creates the table big(id, k, s, f) the tests sort.
+# GpuSortSession->new(NODE) is a psql session kept open, for the tests that
+# interrupt what it runs: send(SQL) returns a marker, wait(MARKER,
+# WANT_ERR) its output and errors once it has run that far.
 package GpuSortNode;
 
 use strict;
@@ -50,6 +53,59 @@ CREATE TABLE big AS
     FROM generate_series(1, $rows) g;
 ANALYZE big;
 });
+	return;
+}
+
+package GpuSortSession;
+
+use IPC::Run;
+use PostgreSQL::Test::Utils;
+
+sub new
+{
+	my ($class, $node) = @_;
+	my $self = bless { in => '', out => '', err => '', mark => 0 }, $class;
+	$self->{timer} = IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default);
+	$self->{h} = IPC::Run::start([ 'psql', '-XAtq', '-d', $node->connstr('postgres') ],
+		'<', \$self->{in}, '>', \$self->{out}, '2>', \$self->{err}, $self->{timer});
+	return $self;
+}
+
+# send sql to the session; returns the marker that follows it
+sub send
+{
+	my ($self, $sql) = @_;
+	my $m = ++$self->{mark};
+	($self->{out}, $self->{err}) = ('', '');
+	$self->{in} .= "$sql\n\\echo MARK$m\n";
+	$self->{h}->pump_nb while length $self->{in};
+	return $m;
+}
+
+# wait for the session to have run up to the marker (and, if want_err, to
+# have written an error); returns its output and errors
+sub wait
+{
+	my ($self, $m, $want_err) = @_;
+	$self->{timer}->start($PostgreSQL::Test::Utils::timeout_default);
+	$self->{h}->pump
+	  until $self->{out} =~ /MARK$m\n/ && (!$want_err || $self->{err} =~ /\n/);
+	(my $o = $self->{out}) =~ s/MARK$m\n//;
+	return ($o, $self->{err});
+}
+
+sub pump_nb
+{
+	my ($self) = @_;
+	$self->{h}->pump_nb;
+	return;
+}
+
+sub finish
+{
+	my ($self) = @_;
+	$self->{in} .= "\\q\n";
+	$self->{h}->finish;
 	return;
 }
 
