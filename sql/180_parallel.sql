@@ -94,12 +94,15 @@ RESET parallel_leader_participation;
 RESET max_parallel_workers;
 RESET gpusort.max_memory;
 
--- a load larger than its share of the budget passes the rest up through
--- the Gather; the leader sorts those in runs, and merges
+-- chunks in flight that reach the budget: the workers pass the rest up
+-- through the Gather, and the leader sorts those in runs, and merges (the
+-- leader out of the scan, so that it moves no chunks until the end)
 SET gpusort.max_memory = '1MB';
+SET parallel_leader_participation = off;
 SELECT loaded > 0 AS some_loaded, passed_up > 0 AS some_passed_up,
        loaded + passed_up AS all_rows, gpusort_records
   FROM parallel_load('SELECT * FROM gs_par ORDER BY k');
+RESET parallel_leader_participation;
 SELECT gs_check('SELECT k, pad, id FROM gs_par ORDER BY k, pad');
 RESET gpusort.max_memory;
 

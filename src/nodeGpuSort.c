@@ -17,10 +17,9 @@
  * A parallel GpuSort (planner.c) has a Gather below it, and below that the
  * load node (nodeGpuSortLoad.c) that copies each worker's rows into chunks
  * of the query's shared memory.  Before the Gather starts, the node hands
- * the leader's load node its sort and a quarter of what the backend's
- * budget leaves, which it holds while the load runs, for the chunks in
- * flight; the leader's load node moves the chunks into the sort as they
- * come.  Rows that come up through the Gather (a worker that found no
+ * the leader's load node its sort and a share of the backend's budget, in
+ * which the load node holds the chunks in flight as it moves them into
+ * the sort.  Rows that come up through the Gather (a worker that found no
  * room) are put into the sort as a serial GpuSort puts them, and when the
  * Gather has ended the node moves the chunks that are left.
  *
@@ -158,12 +157,7 @@ load_and_sort(GpuSortState *st)
 	st->sort = gpusort_sort_begin(tupdesc, &st->info, outer->plan->plan_rows,
 								  st->random_access, &st->stats);
 	if (st->load)
-	{
-		Size		limit = budget_available(&st->load_budget) / 4;
-
-		budget_hold(&st->load_budget, limit);
-		gpusort_load_start(st->load, st->sort, limit);
-	}
+		gpusort_load_start(st->load, st->sort, &st->load_budget);
 
 	/*
 	 * Load time is the time spent reading and storing the input: what the

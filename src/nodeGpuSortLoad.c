@@ -33,13 +33,17 @@
  * grew it to the size of the input spent as much time having /dev/shm zero
  * it, behind the area's lock, as scanning.
  *
- * The chunks in flight may take what the GpuSort allows
- * (gpusort_load_start: a quarter of what the backend's budget leaves, held
- * in the budget while the load runs), and no more than half of what
- * /dev/shm has free when dynamic shared memory lives there, so that a
- * load cannot fail the query on a full /dev/shm where native PostgreSQL
- * would have run it.  A worker that finds no room (the leader is behind, or
- * the budget is small), or that has no shared memory at all, returns its
+ * The chunks in flight count in the backend's budget (sort_budget.c), in
+ * a share the GpuSort gives (gpusort_load_start): each time the leader has
+ * moved chunks, it holds what is still in flight there and lets the chunks
+ * take what the budget leaves beside the sort's batch.  The rows of a load
+ * the budget holds are, at any time, partly in the batch and partly in
+ * flight, so a sort that fits the budget serially fits it in parallel.
+ * They take no more than half of what /dev/shm had free at the start
+ * either, when dynamic shared memory lives there, so that a load cannot
+ * fail the query on a full /dev/shm where native PostgreSQL would have run
+ * it.  A worker that finds no room (the leader is behind, or the input
+ * outgrows the budget), or that has no shared memory at all, returns its
  * row instead: it travels through the Gather to the GpuSort, which puts it
  * into the sort as a serial GpuSort would; the worker tries for a chunk
  * again some rows later.
@@ -70,6 +74,7 @@
 #include "gpusort.h"
 #include "nodeGpuSortLoad.h"
 #include "sort_batch.h"
+#include "sort_budget.h"
 
 /* a participant's chunk of shared memory: at most this, at least this */
 #define LOAD_CHUNK_MAX		((Size) 4 * 1024 * 1024)
@@ -106,7 +111,7 @@ typedef struct LoadShared
 	slock_t		mutex;			/* protects chunks */
 	dsa_pointer chunks;			/* the linked chunks, not moved yet */
 	pg_atomic_uint64 reserved;	/* bytes of chunks in flight */
-	uint64		limit;			/* bytes they may take */
+	pg_atomic_uint64 limit;		/* bytes they may take; the leader moves it */
 	Size		chunk_size;
 	int			nparticipants;	/* workers planned, then the leader */
 	LoadParticipant participants[FLEXIBLE_ARRAY_MEMBER];
@@ -117,8 +122,9 @@ struct GpuSortLoadState
 	CustomScanState css;
 
 	/* set by the GpuSort above, in the leader, before the Gather starts */
-	Size		requested_limit;
 	Gpusortstate *sort;			/* where the leader puts rows */
+	BudgetShare *budget;		/* where it holds the chunks in flight */
+	uint64		shm_cap;		/* half of /dev/shm's free space at the start */
 
 	/* shared state; NULL without parallel mode or shared memory */
 	LoadShared *shared;
@@ -158,6 +164,7 @@ static void load_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt,
 static void load_initialize_worker(CustomScanState *node, shm_toc *toc,
 								   void *coordinate);
 static void load_shutdown(CustomScanState *node);
+static void update_limit(GpuSortLoadState *ls);
 static void load_explain(CustomScanState *node, List *ancestors, ExplainState *es);
 
 CustomScanMethods gpusort_load_scan_methods = {
@@ -232,7 +239,7 @@ new_chunk(GpuSortLoadState *ls, Size need)
 	uint64		before = pg_atomic_fetch_add_u64(&sh->reserved, size);
 	dsa_pointer ptr;
 
-	if (before + size > sh->limit)
+	if (before + size > pg_atomic_read_u64(&sh->limit))
 	{
 		pg_atomic_fetch_sub_u64(&sh->reserved, size);
 		return false;
@@ -331,6 +338,7 @@ drain_chunks(GpuSortLoadState *ls)
 		ptr = next;
 	}
 	ls->moved += n;
+	update_limit(ls);
 	return n;
 }
 
@@ -437,41 +445,51 @@ load_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
 }
 
 /*
- * What the load may take: what the GpuSort allowed, and at most half of
- * what /dev/shm has free if dynamic shared memory lives there.
+ * The leader: hold what the chunks in flight take in the backend's budget,
+ * and let them take what the budget leaves (the sort's batch holds the
+ * rest), within half of what /dev/shm had free at the start.
  */
-static uint64
-load_limit(GpuSortLoadState *ls)
+static void
+update_limit(GpuSortLoadState *ls)
 {
-	uint64		limit = ls->requested_limit;
+	LoadShared *sh = ls->shared;
+	uint64		limit = 0;
 
-	if (ls->area == NULL)
-		return 0;
+	if (sh == NULL)
+		return;
+	if (ls->budget && ls->area)
+	{
+		budget_hold(ls->budget, (Size) pg_atomic_read_u64(&sh->reserved));
+		limit = Min((uint64) budget_available(ls->budget), ls->shm_cap);
+	}
+	pg_atomic_write_u64(&sh->limit, limit);
+}
+
+/* Set up the shared state for a load: no chunks, nothing in flight. */
+static void
+reset_shared(GpuSortLoadState *ls)
+{
+	LoadShared *sh = ls->shared;
+	uint64		limit;
+
+	ls->shm_cap = PG_UINT64_MAX;
 	if (dynamic_shared_memory_type == DSM_IMPL_POSIX)
 	{
 		struct statvfs fs;
 
 		if (statvfs("/dev/shm", &fs) == 0)
-			limit = Min(limit, (uint64) fs.f_bavail * fs.f_frsize / 2);
+			ls->shm_cap = (uint64) fs.f_bavail * fs.f_frsize / 2;
 	}
-	return limit;
-}
-
-/* Set up the shared state for a load: no chunks, nothing reserved. */
-static void
-reset_shared(GpuSortLoadState *ls)
-{
-	LoadShared *sh = ls->shared;
-
 	sh->chunks = InvalidDsaPointer;
 	pg_atomic_write_u64(&sh->reserved, 0);
-	sh->limit = load_limit(ls);
+	update_limit(ls);
 
 	/*
 	 * Chunks small enough that a small limit still fills a few per
 	 * participant, large enough that linking them costs nothing.
 	 */
-	sh->chunk_size = Max(Min(sh->limit / (4 * sh->nparticipants), LOAD_CHUNK_MAX),
+	limit = pg_atomic_read_u64(&sh->limit);
+	sh->chunk_size = Max(Min(limit / (4 * sh->nparticipants), LOAD_CHUNK_MAX),
 						 LOAD_CHUNK_MIN);
 	memset(sh->participants, 0, sizeof(LoadParticipant) * sh->nparticipants);
 }
@@ -484,6 +502,7 @@ load_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordina
 
 	SpinLockInit(&sh->mutex);
 	pg_atomic_init_u64(&sh->reserved, 0);
+	pg_atomic_init_u64(&sh->limit, 0);
 	sh->nparticipants = pcxt->nworkers + 1;
 	ls->shared = sh;
 	ls->area = node->ss.ps.state->es_query_dsa;
@@ -535,7 +554,7 @@ load_shutdown(CustomScanState *node)
 	ls->final = MemoryContextAlloc(node->ss.ps.state->es_query_cxt,
 								   sizeof(LoadParticipant) * sh->nparticipants);
 	memcpy(ls->final, sh->participants, sizeof(LoadParticipant) * sh->nparticipants);
-	ls->final_limit = sh->limit;
+	ls->final_limit = pg_atomic_read_u64(&sh->limit);
 	ls->shared = NULL;
 }
 
@@ -617,13 +636,13 @@ gpusort_load_below(PlanState *child)
 
 /*
  * Before the Gather starts: the sort the leader puts rows into, and the
- * bytes the chunks in flight may take.
+ * budget share in which it holds the chunks in flight.
  */
 void
-gpusort_load_start(GpuSortLoadState *load, Gpusortstate *sort, Size limit)
+gpusort_load_start(GpuSortLoadState *load, Gpusortstate *sort, BudgetShare *budget)
 {
 	load->sort = sort;
-	load->requested_limit = limit;
+	load->budget = budget;
 }
 
 /*

@@ -7,7 +7,7 @@
  *
  * The GpuSort above the Gather (nodeGpuSort.c) finds the leader's load
  * node below the Gather and, before the Gather starts, gives it its sort and
- * how much shared memory the chunks in flight may take; the leader's load
+ * the budget share that holds the chunks in flight; the leader's load
  * moves the workers' rows into that sort while they scan, and once the
  * Gather has returned its last row the GpuSort moves what is left.
  *
@@ -22,6 +22,7 @@
 #include "nodes/extensible.h"
 
 #include "sort.h"
+#include "sort_budget.h"
 
 #define GPUSORT_LOAD_NODE_NAME	"GpuSortLoad"
 
@@ -32,7 +33,7 @@ extern void gpusort_load_executor_init(void);
 
 extern GpuSortLoadState *gpusort_load_below(PlanState *child);
 extern void gpusort_load_start(GpuSortLoadState *load, Gpusortstate *sort,
-							   Size limit);
+							   BudgetShare *budget);
 extern int64 gpusort_load_drain(GpuSortLoadState *load);
 
 #endif							/* GPUSORT_NODE_GPUSORT_LOAD_H */
