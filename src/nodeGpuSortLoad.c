@@ -63,6 +63,9 @@
 
 #include "access/parallel.h"
 #include "commands/explain.h"
+#if PG_VERSION_NUM >= 180000
+#include "commands/explain_format.h"	/* ExplainProperty*, moved in 18 */
+#endif
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
