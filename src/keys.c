@@ -79,6 +79,7 @@ text_collate_for(KeyColumn *col, Oid collation)
 	pg_locale_t locale;
 
 	col->deterministic = true;
+	col->encoding = GetDatabaseEncoding();	/* read under COLLATE_LIBC */
 	if (!OidIsValid(collation))
 		return false;			/* PostgreSQL will complain, in its comparator */
 	if (gpusort_collate_is_c(collation))
@@ -92,7 +93,6 @@ text_collate_for(KeyColumn *col, Oid collation)
 		/* before 18: the database's default collation, a libc one */
 		col->collate = COLLATE_LIBC;
 		col->libc_locale = default_libc_locale();
-		col->encoding = GetDatabaseEncoding();
 		return col->libc_locale != (locale_t) 0;
 	}
 	col->deterministic = locale->deterministic;
@@ -100,7 +100,6 @@ text_collate_for(KeyColumn *col, Oid collation)
 	{
 		col->collate = COLLATE_LIBC;
 		col->libc_locale = locale->info.lt;
-		col->encoding = GetDatabaseEncoding();
 		return true;
 	}
 #ifdef USE_ICU

@@ -50,8 +50,7 @@ typedef struct GpuSortState
 
 	/* a parallel GpuSort: its load, and the budget share the load holds */
 	GpuSortLoadState *load;
-	MemoryContext load_cxt;
-	BudgetShare load_budget;
+	BudgetShare load_budget;	/* lives in the node's (the query's) memory */
 } GpuSortState;
 
 static Node *gpusort_create_state(CustomScan *cscan);
@@ -135,12 +134,7 @@ gpusort_begin(CustomScanState *node, EState *estate, int eflags)
 
 	st->load = gpusort_load_below(outerPlanState(st));
 	if (st->load)
-	{
-		st->load_cxt = AllocSetContextCreate(CurrentMemoryContext,
-											 "GpuSort parallel load",
-											 ALLOCSET_SMALL_SIZES);
-		budget_join(&st->load_budget, st->load_cxt);
-	}
+		budget_join(&st->load_budget, CurrentMemoryContext);
 }
 
 /* Put the whole input into a new sort, and perform it. */
@@ -238,8 +232,6 @@ gpusort_end(CustomScanState *node)
 	GpuSortState *st = (GpuSortState *) node;
 
 	end_sort(st);
-	if (st->load_cxt)
-		MemoryContextDelete(st->load_cxt);	/* gives the budget back */
 	ExecEndNode(outerPlanState(node));
 }
 

@@ -305,17 +305,16 @@ finish_load(GpuSortLoadState *ls)
 
 /*
  * Move every linked chunk into the sort, and free it for the workers to
- * fill again.  Returns the rows moved.
+ * fill again.
  */
-static int64
+static void
 drain_chunks(GpuSortLoadState *ls)
 {
 	LoadShared *sh = ls->shared;
 	dsa_pointer ptr;
-	int64		n = 0;
 
 	if (sh == NULL || !DsaPointerIsValid(sh->chunks))
-		return 0;
+		return;
 	SpinLockAcquire(&sh->mutex);
 	ptr = sh->chunks;
 	sh->chunks = InvalidDsaPointer;
@@ -335,14 +334,12 @@ drain_chunks(GpuSortLoadState *ls)
 			p += MAXALIGN(tuple->t_len);
 			gpusort_sort_puttuple(ls->sort, tuple);
 		}
-		n += chunk->ntuples;
+		ls->moved += chunk->ntuples;
 		dsa_free(ls->area, ptr);
 		pg_atomic_fetch_sub_u64(&sh->reserved, size);
 		ptr = next;
 	}
-	ls->moved += n;
 	update_limit(ls);
-	return n;
 }
 
 /*

@@ -229,23 +229,23 @@ drop_collation_copies(Sort *sort, Bitmapset *unread, AttrNumber *sortColIdx,
 }
 
 /*
- * The Sort's output is its child's tuple, column for column.  Build the
- * CustomScan's scan tuple description (Vars of the child's output,
- * resolved by EXPLAIN through lefttree) and its target list (Vars of the
- * scan tuple, so the executor needs no projection).  A column the child no
- * longer returns (copy_of) is described by its old expression over the
- * column it copies, which gives it the same type and, in EXPLAIN, the same
- * text.
+ * Target lists for a CustomScan whose output, output (a Sort's, or a
+ * child's), is its child's tuple, column for column: its scan tuple
+ * description (Vars of the child's output, resolved by EXPLAIN through
+ * lefttree) and its target list (Vars of the scan tuple, so the executor
+ * needs no projection).  A column the child no longer returns (copy_of,
+ * NULL if none) is described by its old expression over the column it
+ * copies, which gives it the same type and, in EXPLAIN, the same text.
  */
 static void
-build_tlists(Sort *sort, const AttrNumber *copy_of, List *dropped,
+build_tlists(List *output, const AttrNumber *copy_of, List *dropped,
 			 List **scan_tlist, List **tlist)
 {
 	ListCell   *lc;
 
 	*scan_tlist = NIL;
 	*tlist = NIL;
-	foreach(lc, sort->plan.targetlist)
+	foreach(lc, output)
 	{
 		TargetEntry *tle = lfirst_node(TargetEntry, lc);
 		Node	   *expr = (Node *) tle->expr;
@@ -254,7 +254,7 @@ build_tlists(Sort *sort, const AttrNumber *copy_of, List *dropped,
 
 		scan_expr = (Node *) makeVar(OUTER_VAR, tle->resno, exprType(expr),
 									 exprTypmod(expr), exprCollation(expr), 0);
-		if (copy_of[tle->resno - 1] != 0)
+		if (copy_of && copy_of[tle->resno - 1] != 0)
 		{
 			TargetEntry *old = get_tle_by_resno(dropped, tle->resno);
 			Node	   *copy = copyObject((Node *) old->expr);
@@ -302,7 +302,7 @@ make_gpusort(Sort *sort, Bitmapset *unread)
 	cscan->scan.plan.qual = NIL;
 	cscan->scan.scanrelid = 0;
 
-	build_tlists(sort, copy_of, child_tlist, &scan_tlist, &tlist);
+	build_tlists(sort->plan.targetlist, copy_of, child_tlist, &scan_tlist, &tlist);
 	cscan->scan.plan.targetlist = tlist;
 	cscan->custom_scan_tlist = scan_tlist;
 	cscan->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN | CUSTOMPATH_SUPPORT_MARK_RESTORE;
@@ -328,38 +328,6 @@ replace_sorts_in_list(List *plans, int64 bound, ReplaceContext *cxt)
 	foreach(lc, plans)
 		lfirst(lc) = replace_sorts((Plan *) lfirst(lc), bound, NULL, cxt);
 	return plans;
-}
-
-/*
- * Target lists for a node that returns its child's tuple as it is: a scan
- * tuple of the child's columns (Vars of OUTER_VAR, resolved by EXPLAIN
- * through lefttree) and an output that is the scan tuple.
- */
-static void
-passthrough_tlists(List *child_tlist, List **scan_tlist, List **tlist)
-{
-	ListCell   *lc;
-
-	*scan_tlist = NIL;
-	*tlist = NIL;
-	foreach(lc, child_tlist)
-	{
-		TargetEntry *tle = lfirst_node(TargetEntry, lc);
-		Node	   *expr = (Node *) tle->expr;
-
-		*scan_tlist = lappend(*scan_tlist,
-							  makeTargetEntry((Expr *) makeVar(OUTER_VAR, tle->resno,
-															   exprType(expr),
-															   exprTypmod(expr),
-															   exprCollation(expr), 0),
-											  tle->resno, tle->resname, false));
-		*tlist = lappend(*tlist,
-						 makeTargetEntry((Expr *) makeVar(INDEX_VAR, tle->resno,
-														  exprType(expr),
-														  exprTypmod(expr),
-														  exprCollation(expr), 0),
-										 tle->resno, tle->resname, false));
-	}
 }
 
 /*
@@ -389,7 +357,7 @@ make_parallel_gpusort(Sort *sort, Plan *partial, int nworkers, int rescan_param,
 	load->scan.plan.allParam = bms_copy(partial->allParam);
 	load->scan.plan.lefttree = partial;
 	load->scan.scanrelid = 0;
-	passthrough_tlists(partial->targetlist, &scan_tlist, &tlist);
+	build_tlists(partial->targetlist, NULL, NIL, &scan_tlist, &tlist);
 	load->scan.plan.targetlist = tlist;
 	load->custom_scan_tlist = scan_tlist;
 	load->methods = &gpusort_load_scan_methods;
@@ -510,6 +478,20 @@ parallel_gpusort_for_gather_merge(GatherMerge *gm, int64 bound, ReplaceContext *
 }
 
 /*
+ * The share of a parallel scan's rows each participant reads the planner
+ * counts on: the workers, and what the leader adds (get_parallel_divisor).
+ */
+static double
+parallel_divisor(int workers)
+{
+	double		divisor = workers;
+
+	if (parallel_leader_participation && 1.0 - 0.3 * workers > 0)
+		divisor += 1.0 - 0.3 * workers;
+	return divisor;
+}
+
+/*
  * Workers for a parallel scan of the table of seqscan, as the planner
  * counts them (compute_parallel_worker: the table's size against
  * min_parallel_table_scan_size, its parallel_workers option,
@@ -525,7 +507,6 @@ parallel_scan_workers(SeqScan *seqscan, ReplaceContext *cxt)
 	Relation	rel;
 	BlockNumber pages;
 	int			workers;
-	double		divisor;
 
 	if (rte->rtekind != RTE_RELATION || !plan->parallel_safe || plan->parallel_aware ||
 		!bms_is_empty(plan->extParam) || plan->initPlan != NIL)
@@ -549,11 +530,8 @@ parallel_scan_workers(SeqScan *seqscan, ReplaceContext *cxt)
 	if (workers <= 0)
 		return 0;
 
-	/* what the leader adds, as the planner's get_parallel_divisor() counts */
-	divisor = workers;
-	if (parallel_leader_participation && 1.0 - 0.3 * workers > 0)
-		divisor += 1.0 - 0.3 * workers;
-	if (plan->total_cost / divisor + parallel_setup_cost >= plan->total_cost)
+	if (plan->total_cost / parallel_divisor(workers) + parallel_setup_cost >=
+		plan->total_cost)
 		return 0;
 	return workers;
 }
@@ -577,9 +555,7 @@ parallel_gpusort_for_seqscan(Sort *sort, ReplaceContext *cxt)
 		return NULL;
 
 	/* the scan becomes a Parallel Seq Scan; its estimates, per participant */
-	divisor = workers;
-	if (parallel_leader_participation && 1.0 - 0.3 * workers > 0)
-		divisor += 1.0 - 0.3 * workers;
+	divisor = parallel_divisor(workers);
 	scan->parallel_aware = true;
 	scan->plan_rows = clamp_row_est(scan->plan_rows / divisor);
 	scan->total_cost = scan->startup_cost + (scan->total_cost - scan->startup_cost) / divisor;

@@ -204,6 +204,13 @@ spill_batch(Gpusortstate *state)
 	budget_hold(&state->budget, 0);
 }
 
+/* Copy the slot's tuple, or (slot NULL) tuple, into the batch's arena. */
+static inline bool
+store_tuple(SortBatch *batch, TupleTableSlot *slot, MinimalTuple tuple)
+{
+	return slot ? batch_store(batch, slot) : batch_store_tuple(batch, tuple);
+}
+
 /*
  * Store one tuple, copied into the arena: the slot's, or (slot NULL) a
  * MinimalTuple.  A full batch is sorted into a run first.
@@ -216,11 +223,11 @@ put_tuple(Gpusortstate *state, TupleTableSlot *slot, MinimalTuple tuple)
 	Assert(state->status == SORT_LOADING);
 	if (!state->batch_started)
 		start_batch(state);
-	if (!(slot ? batch_store(batch, slot) : batch_store_tuple(batch, tuple)))
+	if (!store_tuple(batch, slot, tuple))
 	{
 		spill_batch(state);
 		start_batch(state);
-		if (!(slot ? batch_store(batch, slot) : batch_store_tuple(batch, tuple)))
+		if (!store_tuple(batch, slot, tuple))
 			elog(ERROR, "gpusort: an empty batch refused a tuple");
 	}
 	if (++state->tuples_put % ENCODE_BATCH == 0)
