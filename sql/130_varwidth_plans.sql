@@ -66,9 +66,11 @@ SELECT g,
 ANALYZE gs_vwa, gs_vwb;
 
 -- Merge Join: both inputs sorted by GpuSort; equal keys in different forms
--- must meet
+-- must meet.  Serial: a Gather above the join would return its rows in no
+-- defined order, and gs_check compares orders.
 SET enable_hashjoin = off;
 SET enable_nestloop = off;
+SET max_parallel_workers_per_gather = 0;
 EXPLAIN (COSTS OFF)
 SELECT a.s, a.id, b.id FROM gs_vwa a JOIN gs_vwb b ON a.s = b.s;
 SELECT q, gs_check(q) AS result FROM (VALUES
@@ -94,6 +96,7 @@ SELECT (SELECT count(*) FROM gs_vwa a JOIN gs_vwb b ON a.n = b.n) AS numeric_pai
 RESET gpusort.enabled;
 RESET enable_hashjoin;
 RESET enable_nestloop;
+RESET max_parallel_workers_per_gather;
 
 -- DISTINCT and GROUP BY: Unique and GroupAggregate over GpuSort
 SET enable_hashagg = off;

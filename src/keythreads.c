@@ -9,11 +9,12 @@
  * the GPU spends per record), so a sort that needs them builds them in a
  * few threads while the backend goes on reading its input.  Other keys are
  * encoded in the threads once the input has ended, and the sorted tuple
- * pointers are gathered there.  The threads run only code that never calls
- * into PostgreSQL (KeyTaskFn): they walk tuples with the same arithmetic as
- * heap_deform_tuple, but every PostgreSQL call (detoasting, slots, errors)
- * stays in the backend.
- * They block every signal, so signals keep going to the backend.
+ * pointers are gathered there; a parallel load's chunks of tuples are
+ * copied into the arena there too (sort_arena.c).  The threads run only
+ * code that never calls into PostgreSQL (KeyTaskFn): they walk tuples with
+ * the same arithmetic as heap_deform_tuple, but every PostgreSQL call
+ * (detoasting, slots, errors) stays in the backend.  They block every
+ * signal, so signals keep going to the backend.
  *
  * The pool belongs to a memory context of the sort: deleting or resetting
  * it (the sort ending, an error, a cancel) tells running tasks to stop and
@@ -119,7 +120,7 @@ run_task_locked(KeyThreadPool *pool, KeyTask task, KeyBuildContext *ctx)
 	pthread_mutex_unlock(&pool->lock);
 
 	start = now_ns();
-	if (!pool->failed)
+	if (!pool->failed || task.group->always_run)
 		ok = task.fn(ctx, task.arg, task.from, task.to);
 
 	pthread_mutex_lock(&pool->lock);

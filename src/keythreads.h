@@ -30,6 +30,9 @@ typedef bool (*KeyTaskFn) (KeyBuildContext *ctx, void *arg, size_t from, size_t 
 typedef struct KeyTaskGroup
 {
 	volatile int pending;		/* under the pool's lock */
+	bool		always_run;		/* its tasks run even after another task
+								 * failed: work that later work needs,
+								 * such as copying tuples (sort_arena.c) */
 } KeyTaskGroup;
 
 extern int	keythreads_wanted(void);

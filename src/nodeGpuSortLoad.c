@@ -20,10 +20,13 @@
  * once a chunk, not once a row.
  *
  * The leader's GpuSortLoad (the one the Gather runs in the leader) moves
- * the linked chunks into the GpuSort's sort while the workers scan: it
- * copies their tuples into the sort's arena and frees the chunk for the
- * workers to fill again; between chunks it scans rows of its own and puts
- * them straight into the sort.  When its share of the scan ends it returns
+ * the linked chunks into the GpuSort's sort while the workers scan: the
+ * sort's key threads copy their tuples into its arena, the leader helping
+ * (each chunk keeps its tuples' offsets, so that the copy splits), and the
+ * chunk is freed for the workers to fill again; between chunks the leader
+ * scans rows of its own and puts them straight into the sort.  One backend
+ * moves every row of the load, so it moves them with threads, or the load
+ * would run at its pace rather than the workers'.  When its share of the scan ends it returns
  * nothing to the Gather, which waits for the workers; the GpuSort then moves
  * the chunks that are left (gpusort_load_drain).  The copy is the price of
  * two things measured on the GPU host: the arena's memory has huge pages
@@ -86,15 +89,24 @@
 /* rows a worker passes up before it tries for a chunk again */
 #define LOAD_RETRY_ROWS		256
 
-/* A chunk: this header, then MAXALIGNed MinimalTuples one after another. */
+/*
+ * A chunk, laid out like a heap page: this header and each tuple's offset
+ * grow from its start, MAXALIGNed MinimalTuples from its end down.  The
+ * offsets let the leader split a chunk's copy among its key threads.
+ */
 typedef struct LoadChunk
 {
 	dsa_pointer next;			/* the next chunk of the shared list */
-	Size		size;			/* bytes of the chunk, header included */
+	uint32		size;			/* bytes of the chunk, header included */
+	uint32		low;			/* offset of the lowest tuple */
 	uint32		ntuples;
+	uint32		offsets[FLEXIBLE_ARRAY_MEMBER]; /* tuple i's, from the start */
 } LoadChunk;
 
-#define CHUNK_HEADER_SIZE	MAXALIGN(sizeof(LoadChunk))
+/* bytes between the chunk's offsets and its tuples */
+#define CHUNK_FREE(chunk) \
+	((Size) (chunk)->low - offsetof(LoadChunk, offsets) - \
+	 sizeof(uint32) * (chunk)->ntuples)
 
 /* What one participant did, for EXPLAIN ANALYZE. */
 typedef struct LoadParticipant
@@ -141,8 +153,6 @@ struct GpuSortLoadState
 	instr_time	start;
 	dsa_pointer chunk_ptr;
 	LoadChunk  *chunk;
-	char	   *chunk_free;
-	Size		chunk_left;
 	int64		loaded;
 	int64		moved;
 	int64		passed;
@@ -152,6 +162,11 @@ struct GpuSortLoadState
 	LoadParticipant *final;
 	int			nfinal;
 	uint64		final_limit;
+
+	/* the leader: the linked chunks it moves at once */
+	TupleBlock *blocks;
+	dsa_pointer *block_ptrs;
+	int			maxblocks;
 };
 
 static Node *load_create_state(CustomScan *cscan);
@@ -227,7 +242,6 @@ link_chunk(GpuSortLoadState *ls)
 	sh->chunks = ls->chunk_ptr;
 	SpinLockRelease(&sh->mutex);
 	ls->chunk = NULL;
-	ls->chunk_left = 0;
 }
 
 /*
@@ -238,9 +252,14 @@ static bool
 new_chunk(GpuSortLoadState *ls, Size need)
 {
 	LoadShared *sh = ls->shared;
-	Size		size = Max(sh->chunk_size, CHUNK_HEADER_SIZE + need);
-	uint64		before = pg_atomic_fetch_add_u64(&sh->reserved, size);
+	Size		size = MAXALIGN(Max(sh->chunk_size,
+								offsetof(LoadChunk, offsets) + sizeof(uint32) + need));
+	uint64		before;
 	dsa_pointer ptr;
+
+	if (size > PG_UINT32_MAX)
+		return false;			/* a tuple of gigabytes: passed up */
+	before = pg_atomic_fetch_add_u64(&sh->reserved, size);
 
 	if (before + size > pg_atomic_read_u64(&sh->limit))
 	{
@@ -256,32 +275,34 @@ new_chunk(GpuSortLoadState *ls, Size need)
 	ls->chunk_ptr = ptr;
 	ls->chunk = dsa_get_address(ls->area, ptr);
 	ls->chunk->next = InvalidDsaPointer;
-	ls->chunk->size = size;
+	ls->chunk->size = (uint32) size;
+	ls->chunk->low = (uint32) size;
 	ls->chunk->ntuples = 0;
-	ls->chunk_free = (char *) ls->chunk + CHUNK_HEADER_SIZE;
-	ls->chunk_left = size - CHUNK_HEADER_SIZE;
 	ls->bytes += size;
 	return true;
 }
 
-/* copy_slot_tuple's space: len bytes of the current chunk, or of a new one */
+/*
+ * copy_slot_tuple's space: len bytes of the current chunk, or of a new
+ * one, taken as the chunk's next tuple.
+ */
 static void *
 chunk_space(void *arg, Size len)
 {
 	GpuSortLoadState *ls = (GpuSortLoadState *) arg;
 	Size		need = MAXALIGN(len);
-	void	   *p;
+	LoadChunk  *chunk = ls->chunk;
 
-	if (ls->chunk == NULL || ls->chunk_left < need)
+	if (chunk == NULL || CHUNK_FREE(chunk) < need + sizeof(uint32))
 	{
 		link_chunk(ls);
 		if (!new_chunk(ls, need))
 			return NULL;
+		chunk = ls->chunk;
 	}
-	p = ls->chunk_free;
-	ls->chunk_free += need;
-	ls->chunk_left -= need;
-	return p;
+	chunk->low -= need;
+	chunk->offsets[chunk->ntuples++] = chunk->low;
+	return (char *) chunk + chunk->low;
 }
 
 /* The participant's input has ended: link its last chunk, publish figures. */
@@ -305,13 +326,16 @@ finish_load(GpuSortLoadState *ls)
 
 /*
  * Move every linked chunk into the sort, and free it for the workers to
- * fill again.
+ * fill again.  The chunks go in as blocks, copied by the sort's key
+ * threads; a chunk the sort cannot take whole goes in a tuple at a time.
  */
 static void
 drain_chunks(GpuSortLoadState *ls)
 {
 	LoadShared *sh = ls->shared;
 	dsa_pointer ptr;
+	int			nblocks = 0;
+	int			nput;
 
 	if (sh == NULL || !DsaPointerIsValid(sh->chunks))
 		return;
@@ -320,24 +344,44 @@ drain_chunks(GpuSortLoadState *ls)
 	sh->chunks = InvalidDsaPointer;
 	SpinLockRelease(&sh->mutex);
 
-	while (DsaPointerIsValid(ptr))
+	for (; DsaPointerIsValid(ptr); nblocks++)
 	{
 		LoadChunk  *chunk = dsa_get_address(ls->area, ptr);
-		dsa_pointer next = chunk->next;
-		Size		size = chunk->size;
-		char	   *p = (char *) chunk + CHUNK_HEADER_SIZE;
+		TupleBlock *block;
 
-		for (uint32 i = 0; i < chunk->ntuples; i++)
+		if (nblocks == ls->maxblocks)
 		{
-			MinimalTuple tuple = (MinimalTuple) p;
+			MemoryContext cxt = ls->css.ss.ps.state->es_query_cxt;
 
-			p += MAXALIGN(tuple->t_len);
-			gpusort_sort_puttuple(ls->sort, tuple);
+			ls->maxblocks = Max(2 * ls->maxblocks, 16);
+			ls->blocks = ls->blocks ?
+				repalloc(ls->blocks, sizeof(TupleBlock) * ls->maxblocks) :
+				MemoryContextAlloc(cxt, sizeof(TupleBlock) * ls->maxblocks);
+			ls->block_ptrs = ls->block_ptrs ?
+				repalloc(ls->block_ptrs, sizeof(dsa_pointer) * ls->maxblocks) :
+				MemoryContextAlloc(cxt, sizeof(dsa_pointer) * ls->maxblocks);
 		}
-		ls->moved += chunk->ntuples;
-		dsa_free(ls->area, ptr);
-		pg_atomic_fetch_sub_u64(&sh->reserved, size);
-		ptr = next;
+		block = &ls->blocks[nblocks];
+		block->base = (const char *) chunk;
+		block->offsets = chunk->offsets;
+		block->ntuples = chunk->ntuples;
+		block->low = chunk->low;
+		block->high = chunk->size;
+		ls->block_ptrs[nblocks] = ptr;
+		ptr = chunk->next;
+	}
+
+	nput = gpusort_sort_putblocks(ls->sort, ls->blocks, nblocks);
+	for (int b = 0; b < nblocks; b++)
+	{
+		const TupleBlock *block = &ls->blocks[b];
+
+		for (uint32 i = 0; b >= nput && i < block->ntuples; i++)
+			gpusort_sort_puttuple(ls->sort,
+								  (MinimalTuple) (block->base + block->offsets[i]));
+		ls->moved += block->ntuples;
+		dsa_free(ls->area, ls->block_ptrs[b]);
+		pg_atomic_fetch_sub_u64(&sh->reserved, block->high);
 	}
 	update_limit(ls);
 }
@@ -395,7 +439,6 @@ load_exec(CustomScanState *node)
 		{
 			if (copy_slot_tuple(slot, chunk_space, ls) != NULL)
 			{
-				ls->chunk->ntuples++;
 				ls->loaded++;
 				continue;
 			}
@@ -420,7 +463,6 @@ reset_participant(GpuSortLoadState *ls)
 	ls->finished = false;
 	ls->retry_at = 0;
 	ls->chunk = NULL;
-	ls->chunk_left = 0;
 	ls->loaded = 0;
 	ls->moved = 0;
 	ls->passed = 0;

@@ -212,6 +212,24 @@ store_tuple(SortBatch *batch, TupleTableSlot *slot, MinimalTuple tuple)
 }
 
 /*
+ * Tell the budget what the batch holds, beside the arena too, and take the
+ * batch's limit again; a batch past it is spilled.  True if it was.
+ */
+static bool
+hold_batch_memory(Gpusortstate *state)
+{
+	SortBatch  *batch = &state->batch;
+	Size		held = batch_memory(batch, batch->ntuples, 0);
+
+	budget_hold(&state->budget, held);
+	batch->limit = batch_limit(state);
+	if (held <= batch->limit)
+		return false;
+	spill_batch(state);
+	return true;
+}
+
+/*
  * Store one tuple, copied into the arena: the slot's, or (slot NULL) a
  * MinimalTuple.  A full batch is sorted into a run first.
  */
@@ -233,22 +251,9 @@ put_tuple(Gpusortstate *state, TupleTableSlot *slot, MinimalTuple tuple)
 	if (++state->tuples_put % ENCODE_BATCH == 0)
 		gpusort_fault_point(GPUSORT_PHASE_LOAD);
 
-	/*
-	 * What the tuples need beside the arena grows with each: check often,
-	 * and tell the budget what the batch holds.
-	 */
-	if (batch->ntuples % MEMORY_CHECK_TUPLES == 0)
-	{
-		Size		held = batch_memory(batch, batch->ntuples, 0);
-
-		budget_hold(&state->budget, held);
-		batch->limit = batch_limit(state);
-		if (held > batch->limit)
-		{
-			spill_batch(state);
-			return;
-		}
-	}
+	/* what the tuples need beside the arena grows with each: check often */
+	if (batch->ntuples % MEMORY_CHECK_TUPLES == 0 && hold_batch_memory(state))
+		return;
 	if (batch->ntuples % ENCODE_BATCH == 0)
 		batch_encode(batch, false);
 }
@@ -264,6 +269,45 @@ void
 gpusort_sort_puttuple(Gpusortstate *state, MinimalTuple tuple)
 {
 	put_tuple(state, NULL, tuple);
+}
+
+/*
+ * Put blocks of MinimalTuples (a parallel load's chunks), copied into the
+ * arena by the key threads (sort_arena.c).  A batch without room for the
+ * next block is spilled first.  Returns how many blocks were put, from the
+ * first: one that even an empty batch cannot take stops it, and the caller
+ * puts the rest a tuple at a time.
+ */
+int
+gpusort_sort_putblocks(Gpusortstate *state, const TupleBlock *blocks, int nblocks)
+{
+	SortBatch  *batch = &state->batch;
+	int			nput = 0;
+
+	Assert(state->status == SORT_LOADING);
+	while (nput < nblocks)
+	{
+		size_t		before;
+		int			n;
+
+		if (!state->batch_started)
+			start_batch(state);
+		before = batch->ntuples;
+		n = batch_store_blocks(batch, blocks + nput, nblocks - nput);
+		if (n == 0)
+		{
+			if (before == 0)
+				break;
+			spill_batch(state);
+			continue;
+		}
+		nput += n;
+		state->tuples_put += batch->ntuples - before;
+		gpusort_fault_point(GPUSORT_PHASE_LOAD);
+		if (!hold_batch_memory(state))
+			batch_encode(batch, false);
+	}
+	return nput;
 }
 
 void

@@ -6,7 +6,7 @@
  *
  * The contract is tuplesort's: begin (the sort keys, random access or not;
  * the memory comes from the backend's budget, sort_budget.c), put tuples
- * (from a slot, or MinimalTuples; both are copied),
+ * (from a slot, MinimalTuples, or blocks of them; all are copied),
  * perform the sort, get tuples forward or (with random access) backward,
  * mark and restore a position, rewind, end.  Tuples returned stay valid
  * until the next call.
@@ -23,12 +23,15 @@
 #include "gpusort.h"
 
 typedef struct Gpusortstate Gpusortstate;
+struct TupleBlock;				/* sort_batch.h */
 
 extern Gpusortstate *gpusort_sort_begin(TupleDesc tupdesc, const GpuSortPlanInfo *info,
 										double expected_rows, bool random_access,
 										GpuSortStats *stats);
 extern void gpusort_sort_puttupleslot(Gpusortstate *state, TupleTableSlot *slot);
 extern void gpusort_sort_puttuple(Gpusortstate *state, MinimalTuple tuple);
+extern int	gpusort_sort_putblocks(Gpusortstate *state, const struct TupleBlock *blocks,
+								   int nblocks);
 extern void gpusort_sort_performsort(Gpusortstate *state);
 extern bool gpusort_sort_gettupleslot(Gpusortstate *state, bool forward,
 									  TupleTableSlot *slot);

@@ -15,6 +15,16 @@
  * A refused tuple ends the batch: sort.c sorts it into a run and stores
  * the tuple again in the next batch.
  *
+ * A parallel load hands over its workers' tuples a block (a chunk of
+ * shared memory) at a time: batch_store_blocks() takes the arena space and
+ * tuple slots of whole blocks in the backend, then the key threads copy the
+ * tuples, the backend helping, so that the leader, which moves every row
+ * of the load, keeps pace with the workers that scan them.  Nothing that
+ * can raise an error runs between handing the copies to the threads and
+ * their end, and the wait for them stops the threads before it lets a
+ * cancel through (keythreads.c), so no thread reads a block after its
+ * shared memory may have gone.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -30,6 +40,9 @@
 
 #define ARENA_MIN_BLOCK		((Size) 256 * 1024)
 #define ARENA_MAX_BLOCK		((Size) 16 * 1024 * 1024)
+
+/* tuples of a block one copying task takes */
+#define BLOCK_COPY_TUPLES	4096
 
 void
 batch_init(SortBatch *batch, SortBatchShared *sh, MemoryContext parent)
@@ -308,4 +321,91 @@ batch_store_tuple(SortBatch *batch, MinimalTuple tuple)
 	memcpy(copy, tuple, tuple->t_len);
 	batch->tuples[batch->ntuples++] = copy;
 	return true;
+}
+
+/* a copying task's view of one block */
+typedef struct BlockCopy
+{
+	TupleBlock	block;
+	char	   *dst;			/* the block's space in the arena */
+	MinimalTuple *tuples;		/* its tuples' slots in the tuple array */
+} BlockCopy;
+
+/* a copying task: tuples [from, to) of a block, into the arena */
+static bool
+copy_block_tuples(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+{
+	BlockCopy  *bc = (BlockCopy *) arg;
+
+	for (size_t i = from; i < to; i++)
+	{
+		uint32		offset = bc->block.offsets[i];
+		MinimalTuple src = (MinimalTuple) (bc->block.base + offset);
+		char	   *dst = bc->dst + (offset - bc->block.low);
+
+		memcpy(dst, src, Min(MAXALIGN(src->t_len), bc->block.high - offset));
+		bc->tuples[i] = (MinimalTuple) dst;
+	}
+	return true;
+}
+
+/*
+ * Copy blocks of tuples into the arena, in the key threads.  Returns how
+ * many blocks were stored, from the first: a block the batch has no room
+ * for (its limit, its record count, or memory) stops it, and the caller
+ * stores the rest one tuple at a time, which ends the batch where it must.
+ */
+int
+batch_store_blocks(SortBatch *batch, const TupleBlock *blocks, int nblocks)
+{
+	BlockCopy  *copies;
+	size_t		ntuples = batch->ntuples;
+	int			nstored;
+
+	batch_start_key_threads(batch);
+	if (batch->copy_tasks == NULL)
+	{
+		batch->copy_tasks = keythreads_group_create(batch->pool);
+		batch->copy_tasks->always_run = true;
+	}
+	copies = MemoryContextAlloc(batch->cxt, sizeof(BlockCopy) * Max(nblocks, 1));
+
+	/* 1: room for each block, in the backend, where errors may be raised */
+	for (nstored = 0; nstored < nblocks; nstored++)
+	{
+		const TupleBlock *block = &blocks[nstored];
+		size_t		after = ntuples + block->ntuples;
+		Size		bytes = block->high - block->low;
+
+		if (after >= BATCH_MAX_RECORDS ||
+			batch_memory(batch, after, MAXALIGN(bytes)) > batch->limit)
+			break;
+		while (batch->maxtuples < after)
+			if (!grow_tuple_array(batch))
+				break;
+		if (batch->maxtuples < after)
+			break;
+		copies[nstored].dst = arena_alloc(batch, bytes);
+		if (copies[nstored].dst == NULL)
+			break;
+		copies[nstored].block = *block;
+		ntuples = after;
+	}
+
+	/* 2: the copies, in the threads; the tuple array moves no more */
+	ntuples = batch->ntuples;
+	for (int b = 0; b < nstored; b++)
+	{
+		BlockCopy  *bc = &copies[b];
+
+		bc->tuples = batch->tuples + ntuples;
+		for (size_t from = 0; from < bc->block.ntuples; from += BLOCK_COPY_TUPLES)
+			keythreads_submit(batch->pool, batch->copy_tasks, copy_block_tuples, bc,
+							  from, Min(from + BLOCK_COPY_TUPLES, bc->block.ntuples));
+		ntuples += bc->block.ntuples;
+	}
+	keythreads_wait(batch->pool, batch->copy_tasks);
+	batch->ntuples = ntuples;
+	pfree(copies);
+	return nstored;
 }

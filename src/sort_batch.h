@@ -11,7 +11,9 @@
  * one file a stage:
  *
  *	sort_arena.c	load: each tuple copied once into an arena of large
- *					blocks; what the batch holds, measured against its limit
+ *					blocks (a parallel load's blocks of tuples by the key
+ *					threads); what the batch holds, measured against its
+ *					limit
  *	sort_encode.c	encode: normalized keys (keys.h) written into the
  *					engine's chunks, every ENCODE_BATCH tuples while they are
  *					in the CPU's cache, or by the key threads at the end
@@ -54,6 +56,20 @@
 #define BATCH_MAX_RECORDS	((size_t) PG_UINT32_MAX - 1)
 
 typedef struct ChunkBuild ChunkBuild;
+
+/*
+ * A block of MAXALIGNed MinimalTuples put into a batch at once (a parallel
+ * load's chunk, nodeGpuSortLoad.c): tuple i lies at base + offsets[i], and
+ * every tuple within [base + low, base + high).
+ */
+typedef struct TupleBlock
+{
+	const char *base;
+	const uint32 *offsets;
+	uint32		ntuples;
+	uint32		low;
+	uint32		high;
+} TupleBlock;
 
 /*
  * Step a read position over n results in the direction given; it stays
@@ -129,6 +145,7 @@ typedef struct SortBatch
 	MemoryContext threadcxt;
 	KeyThreadPool *pool;
 	KeyTaskGroup *chunk_tasks;	/* per chunk: its unfinished build tasks */
+	KeyTaskGroup *copy_tasks;	/* blocks of tuples being copied in */
 	ChunkBuild **chunk_builds;	/* per chunk: what its tasks build */
 
 	/* the result: tuples in sorted order, and their keys where kept */
@@ -144,6 +161,8 @@ extern void batch_reset(SortBatch *batch);
 extern void batch_destroy(SortBatch *batch);
 extern bool batch_store(SortBatch *batch, TupleTableSlot *slot);
 extern bool batch_store_tuple(SortBatch *batch, MinimalTuple tuple);
+extern int	batch_store_blocks(SortBatch *batch, const TupleBlock *blocks,
+							   int nblocks);
 typedef void *(*TupleSpaceFn) (void *arg, Size len);
 extern MinimalTuple copy_slot_tuple(TupleTableSlot *slot, TupleSpaceFn space,
 									void *arg);
@@ -153,6 +172,7 @@ extern Size batch_inputs_chunk_bytes(SortBatch *batch);
 
 /* sort_encode.c */
 extern void batch_start_keys(SortBatch *batch);
+extern void batch_start_key_threads(SortBatch *batch);
 extern void batch_encode(SortBatch *batch, bool final);
 
 /* sort_batch.c */

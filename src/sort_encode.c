@@ -358,9 +358,9 @@ encode_chunk_keys(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 	return true;
 }
 
-/* The key threads, started the first time a sort wants them. */
-static void
-start_key_threads(SortBatch *batch)
+/* The key threads, started the first time a batch wants them. */
+void
+batch_start_key_threads(SortBatch *batch)
 {
 	if (batch->pool)
 		return;
@@ -383,7 +383,7 @@ encode_fixed_in_threads(SortBatch *batch)
 	KeyLayout  *layout = &batch->sh->layout;
 	MemoryContext oldcxt = MemoryContextSwitchTo(batch->cxt);
 
-	start_key_threads(batch);
+	batch_start_key_threads(batch);
 	while (!batch->comparator_sort)
 	{
 		size_t		nchunks = (batch->ntuples - batch->nencoded + chunk_records - 1) / chunk_records + 1;
@@ -564,5 +564,5 @@ batch_start_keys(SortBatch *batch)
 	batch->input_states = MemoryContextAllocZero(batch->cxt, sizeof(uint8 *) * MAX_CHUNKS);
 	batch->chunk_tasks = MemoryContextAllocZero(batch->cxt, sizeof(KeyTaskGroup) * MAX_CHUNKS);
 	batch->chunk_builds = MemoryContextAllocZero(batch->cxt, sizeof(ChunkBuild *) * MAX_CHUNKS);
-	start_key_threads(batch);
+	batch_start_key_threads(batch);
 }
