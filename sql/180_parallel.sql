@@ -79,6 +79,15 @@ SET gpusort.enabled = off;
 SELECT md5(string_agg(id::text, ',')) AS ordered_md5 FROM (SELECT id FROM gs_par ORDER BY pad) x;
 RESET gpusort.enabled;
 
+-- a key under another collation than its column's, as the statement's
+-- last, unread column: the workers' scan returns the table's own columns,
+-- without that copy, and the order is the same
+EXPLAIN (VERBOSE, COSTS OFF) SELECT * FROM gs_par ORDER BY pad COLLATE "C" OFFSET 59995;
+SELECT * FROM gs_par ORDER BY pad COLLATE "C" OFFSET 59995;
+SET gpusort.enabled = off;
+SELECT * FROM gs_par ORDER BY pad COLLATE "C" OFFSET 59995;
+RESET gpusort.enabled;
+
 -- every row loaded once, into shared memory, none passed up (with a
 -- budget set, as the suite also runs with a budget that spills everything)
 SET gpusort.max_memory = '256MB';

@@ -191,10 +191,11 @@ collation_copy_of(Plan *child, AttrNumber resno)
  * Point sort keys that read a collation copy (collation_copy_of) at the
  * column itself (the key keeps its collation, so the order is the same),
  * then drop the copies that no key reads from the end of the child's target
- * list, so that a scan below returns its tuples without projecting them.  copy_of[resno - 1] is set to the column a dropped copy
- * duplicates, for build_tlists; the GpuSort node then returns tuples that
- * lack those trailing columns, which read as NULL: only allowed for the
- * columns nothing reads (unread).
+ * list, so that a scan below returns its tuples without projecting them.
+ * copy_of[resno - 1] is set to the column a dropped copy duplicates, for
+ * build_tlists; the GpuSort node then returns tuples that lack those
+ * trailing columns, which read as NULL: only allowed for the columns
+ * nothing reads (unread).
  */
 static void
 drop_collation_copies(Sort *sort, Bitmapset *unread, AttrNumber *sortColIdx,
@@ -280,21 +281,42 @@ build_tlists(List *output, const AttrNumber *copy_of, List *dropped,
 	}
 }
 
+/*
+ * What a GpuSort reads of its Sort's input: the sort keys' columns, and the
+ * collation copies dropped from the input (drop_collation_copies, where
+ * unread allows).
+ */
+typedef struct GpuSortInput
+{
+	AttrNumber *sortColIdx;
+	AttrNumber *copy_of;
+	List	   *child_tlist;	/* the input's target list before */
+} GpuSortInput;
+
+static GpuSortInput
+prepare_gpusort_input(Sort *sort, Bitmapset *unread)
+{
+	GpuSortInput input;
+	int			nout = list_length(sort->plan.targetlist);
+
+	input.sortColIdx = palloc(sizeof(AttrNumber) * sort->numCols);
+	input.copy_of = palloc0(sizeof(AttrNumber) * Max(nout, 1));
+	input.child_tlist = list_copy(sort->plan.lefttree->targetlist);
+	memcpy(input.sortColIdx, sort->sortColIdx, sizeof(AttrNumber) * sort->numCols);
+	if (!bms_is_empty(unread) && list_length(input.child_tlist) == nout)
+		drop_collation_copies(sort, unread, input.sortColIdx, input.copy_of);
+	return input;
+}
+
+/* The GpuSort that replaces sort, over sort's input as input describes it. */
 static CustomScan *
-make_gpusort(Sort *sort, Bitmapset *unread)
+build_gpusort(Sort *sort, GpuSortInput *input)
 {
 	CustomScan *cscan = makeNode(CustomScan);
 	GpuSortPlanInfo info;
 	List	   *scan_tlist;
 	List	   *tlist;
-	int			nout = list_length(sort->plan.targetlist);
-	AttrNumber *sortColIdx = palloc(sizeof(AttrNumber) * sort->numCols);
-	AttrNumber *copy_of = palloc0(sizeof(AttrNumber) * Max(nout, 1));
-	List	   *child_tlist = list_copy(sort->plan.lefttree->targetlist);
-
-	memcpy(sortColIdx, sort->sortColIdx, sizeof(AttrNumber) * sort->numCols);
-	if (!bms_is_empty(unread) && list_length(child_tlist) == nout)
-		drop_collation_copies(sort, unread, sortColIdx, copy_of);
+	AttrNumber *sortColIdx = input->sortColIdx;
 
 	/* costs, row estimate, node id, parameters and InitPlans stay the same */
 	cscan->scan.plan = sort->plan;
@@ -302,7 +324,8 @@ make_gpusort(Sort *sort, Bitmapset *unread)
 	cscan->scan.plan.qual = NIL;
 	cscan->scan.scanrelid = 0;
 
-	build_tlists(sort->plan.targetlist, copy_of, child_tlist, &scan_tlist, &tlist);
+	build_tlists(sort->plan.targetlist, input->copy_of, input->child_tlist,
+				 &scan_tlist, &tlist);
 	cscan->scan.plan.targetlist = tlist;
 	cscan->custom_scan_tlist = scan_tlist;
 	cscan->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN | CUSTOMPATH_SUPPORT_MARK_RESTORE;
@@ -320,6 +343,18 @@ make_gpusort(Sort *sort, Bitmapset *unread)
 	return cscan;
 }
 
+/*
+ * The GpuSort that replaces sort; unread: the resnos of its output columns
+ * that nothing above reads (replace_sorts).
+ */
+static CustomScan *
+make_gpusort(Sort *sort, Bitmapset *unread)
+{
+	GpuSortInput input = prepare_gpusort_input(sort, unread);
+
+	return build_gpusort(sort, &input);
+}
+
 static List *
 replace_sorts_in_list(List *plans, int64 bound, ReplaceContext *cxt)
 {
@@ -334,17 +369,22 @@ replace_sorts_in_list(List *plans, int64 bound, ReplaceContext *cxt)
  * A parallel GpuSort: sort (whose keys, costs and output the GpuSort
  * keeps) over a Gather of nworkers over a load node (nodeGpuSortLoad.c)
  * over partial, a partial plan that each participant runs on its share of
- * the input.
+ * the input.  The columns of sort's output in unread (make_gpusort) may
+ * be dropped from partial's, which then may not have to project.
  */
 static CustomScan *
 make_parallel_gpusort(Sort *sort, Plan *partial, int nworkers, int rescan_param,
-					  Bitmapset *initParam, ReplaceContext *cxt)
+					  Bitmapset *initParam, Bitmapset *unread, ReplaceContext *cxt)
 {
 	CustomScan *load = makeNode(CustomScan);
 	Gather	   *gather = makeNode(Gather);
 	List	   *scan_tlist;
 	List	   *tlist;
 	ListCell   *lc;
+	GpuSortInput input;
+
+	sort->plan.lefttree = partial;
+	input = prepare_gpusort_input(sort, unread);
 
 	load->scan.plan.startup_cost = partial->startup_cost;
 	load->scan.plan.total_cost = partial->total_cost;
@@ -390,7 +430,7 @@ make_parallel_gpusort(Sort *sort, Plan *partial, int nworkers, int rescan_param,
 
 	sort->plan.lefttree = (Plan *) gather;
 	cxt->parallel_added = true;
-	return make_gpusort(sort, NULL);
+	return build_gpusort(sort, &input);
 }
 
 /* Does tlist return its child's columns as they are, and nothing else? */
@@ -420,7 +460,8 @@ tlist_passes_child_through(List *tlist, List *child_tlist)
  * workers return); GpuSort does not, so a Result above it does that.
  */
 static Plan *
-parallel_gpusort_for_gather_merge(GatherMerge *gm, int64 bound, ReplaceContext *cxt)
+parallel_gpusort_for_gather_merge(GatherMerge *gm, int64 bound, Bitmapset *unread,
+								  ReplaceContext *cxt)
 {
 	Sort	   *inner = (Sort *) gm->plan.lefttree;
 	Sort	   *sort;
@@ -460,7 +501,8 @@ parallel_gpusort_for_gather_merge(GatherMerge *gm, int64 bound, ReplaceContext *
 	sort->nullsFirst = gm->nullsFirst;
 	cxt->nreplaced++;
 	gpusort = make_parallel_gpusort(sort, partial, gm->num_workers,
-									gm->rescan_param, gm->initParam, cxt);
+									gm->rescan_param, gm->initParam,
+									projects ? NULL : unread, cxt);
 	if (projects)
 	{
 		Result	   *result = makeNode(Result);
@@ -542,7 +584,7 @@ parallel_scan_workers(SeqScan *seqscan, ReplaceContext *cxt)
  * if it does not qualify or would not pay for its workers.
  */
 static Plan *
-parallel_gpusort_for_seqscan(Sort *sort, ReplaceContext *cxt)
+parallel_gpusort_for_seqscan(Sort *sort, Bitmapset *unread, ReplaceContext *cxt)
 {
 	Plan	   *scan = sort->plan.lefttree;
 	int			workers;
@@ -559,7 +601,7 @@ parallel_gpusort_for_seqscan(Sort *sort, ReplaceContext *cxt)
 	scan->parallel_aware = true;
 	scan->plan_rows = clamp_row_est(scan->plan_rows / divisor);
 	scan->total_cost = scan->startup_cost + (scan->total_cost - scan->startup_cost) / divisor;
-	return (Plan *) make_parallel_gpusort(sort, scan, workers, -1, NULL, cxt);
+	return (Plan *) make_parallel_gpusort(sort, scan, workers, -1, NULL, unread, cxt);
 }
 
 /* The highest plan_node_id of plan and everything below it. */
@@ -624,7 +666,7 @@ replace_sorts(Plan *plan, int64 bound, Bitmapset *unread, ReplaceContext *cxt)
 	if (IsA(plan, GatherMerge))
 	{
 		Plan	   *parallel = parallel_gpusort_for_gather_merge((GatherMerge *) plan,
-																 bound, cxt);
+																 bound, unread, cxt);
 
 		if (parallel)
 			return parallel;
@@ -686,7 +728,7 @@ replace_sorts(Plan *plan, int64 bound, Bitmapset *unread, ReplaceContext *cxt)
 		plan->lefttree->plan_rows >= (double) gpusort_min_rows &&
 		bound_allows_gpusort(bound, plan->lefttree->plan_rows))
 	{
-		Plan	   *parallel = parallel_gpusort_for_seqscan((Sort *) plan, cxt);
+		Plan	   *parallel = parallel_gpusort_for_seqscan((Sort *) plan, unread, cxt);
 
 		cxt->nreplaced++;
 		if (parallel)
