@@ -83,9 +83,7 @@
 #include "sort_budget.h"
 
 /* a participant's chunk of shared memory: at most this, at least this */
-#ifndef LOAD_CHUNK_MAX
 #define LOAD_CHUNK_MAX		((Size) 4 * 1024 * 1024)
-#endif
 #define LOAD_CHUNK_MIN		((Size) 64 * 1024)
 
 /* rows a worker passes up before it tries for a chunk again */
