@@ -20,7 +20,8 @@
  * it, and forming those rows costs more than the sort itself.  Where nothing
  * reads the Sort's resjunk columns (at the top of a SELECT, where the
  * executor's junk filter drops them), the child stops computing the copy
- * (drop_collation_copies).
+ * (drop_collation_copies); in a parallel sort, below, the partial plan
+ * that the workers run.
  *
  * Parallel sorts.  A sort fed by parallel workers is planned as
  *
