@@ -26,9 +26,9 @@
  * chunk is freed for the workers to fill again; between chunks the leader
  * scans rows of its own and puts them straight into the sort.  One backend
  * moves every row of the load, so it moves them with threads, or the load
- * would run at its pace rather than the workers'.  When its share of the scan ends it returns
- * nothing to the Gather, which waits for the workers; the GpuSort then moves
- * the chunks that are left (gpusort_load_drain).  The copy is the price of
+ * would run at its pace rather than the workers'.  When its share of the
+ * scan ends it returns nothing to the Gather, which waits for the workers;
+ * the GpuSort then moves the chunks that are left (gpusort_load_drain).  The copy is the price of
  * two things measured on the GPU host: the arena's memory has huge pages
  * (hostmem.c), and emitting 10M rows in sorted order, one random access a
  * row, took twice as long from shared memory, whose pages are small; and
@@ -376,9 +376,11 @@ drain_chunks(GpuSortLoadState *ls)
 	{
 		const TupleBlock *block = &ls->blocks[b];
 
-		for (uint32 i = 0; b >= nput && i < block->ntuples; i++)
-			gpusort_sort_puttuple(ls->sort,
-								  (MinimalTuple) (block->base + block->offsets[i]));
+		/* a block the sort did not take whole goes in a tuple at a time */
+		if (b >= nput)
+			for (uint32 i = 0; i < block->ntuples; i++)
+				gpusort_sort_puttuple(ls->sort,
+									  (MinimalTuple) (block->base + block->offsets[i]));
 		ls->moved += block->ntuples;
 		dsa_free(ls->area, ls->block_ptrs[b]);
 		pg_atomic_fetch_sub_u64(&sh->reserved, block->high);

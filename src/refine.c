@@ -328,6 +328,8 @@ gpusort_refine(RefineContext *rc, const SortEngine *sorted, uint32 *perm, size_t
 		classify_run(rc, perm, &settled, &pending, start, len);
 		start += len;
 	}
+	if (ties != NULL && ties != sorted->ties)
+		pfree((void *) ties);
 
 	while (pending.n > 0)
 	{
@@ -397,6 +399,8 @@ gpusort_refine(RefineContext *rc, const SortEngine *sorted, uint32 *perm, size_t
 				classify_run(rc, perm, &settled, &next, positions[j], len);
 			j += len;
 		}
+		if (ties != NULL && ties != engine->ties)
+			pfree((void *) ties);
 		engine->methods->end(engine);
 		pfree(positions);
 		pfree(records);

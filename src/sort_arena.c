@@ -277,12 +277,26 @@ arena_space(void *arg, Size len)
 	return arena_alloc((SortBatch *) arg, len);
 }
 
+/*
+ * Room for n records in all; false if the batch is full (n is past its
+ * record count, or memory ran out).
+ */
+static bool
+batch_has_room_for(SortBatch *batch, size_t n)
+{
+	if (n > BATCH_MAX_RECORDS)
+		return false;
+	while (batch->maxtuples < n)
+		if (!grow_tuple_array(batch))
+			return false;
+	return true;
+}
+
 /* Room for one more record; false if the batch is full. */
 static bool
 batch_has_room(SortBatch *batch)
 {
-	return batch->ntuples < BATCH_MAX_RECORDS &&
-		(batch->ntuples < batch->maxtuples || grow_tuple_array(batch));
+	return batch_has_room_for(batch, batch->ntuples + 1);
 }
 
 /*
@@ -377,13 +391,8 @@ batch_store_blocks(SortBatch *batch, const TupleBlock *blocks, int nblocks)
 		size_t		after = ntuples + block->ntuples;
 		Size		bytes = block->high - block->low;
 
-		if (after >= BATCH_MAX_RECORDS ||
-			batch_memory(batch, after, MAXALIGN(bytes)) > batch->limit)
-			break;
-		while (batch->maxtuples < after)
-			if (!grow_tuple_array(batch))
-				break;
-		if (batch->maxtuples < after)
+		if (batch_memory(batch, after, MAXALIGN(bytes)) > batch->limit ||
+			!batch_has_room_for(batch, after))
 			break;
 		copies[nstored].dst = arena_alloc(batch, bytes);
 		if (copies[nstored].dst == NULL)
