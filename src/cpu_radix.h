@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * cpu_radix.h
- *	  The CPU engine's record sort: a stable LSD radix sort of key-index
+ *	  The CPU engine's record sort: a stable radix sort of key-index
  *	  records, in plain C (no PostgreSQL calls), so that the GPU kernel
  *	  tests can link it as their reference.
  *
@@ -19,10 +19,31 @@
 #include <stdint.h>
 
 /*
- * Called between radix passes and every few million records within one, if
- * set: the PostgreSQL side checks for cancel there (it may not return).
+ * Called every few million records of a sort in one thread, if set: the
+ * PostgreSQL side checks for cancel there (it may not return).  A threaded
+ * sort leaves that to GsRadixThreads.run.
  */
 extern void (*gs_cpu_radix_progress) (void);
+
+/*
+ * Threads a sort may use: run(arg, task, task_arg, ntasks, grain) calls
+ * task(task_arg, from, to) over [0, ntasks) in pieces of grain, in any
+ * threads, and returns when every piece is done.  ntasks: how many
+ * pieces keep the threads busy (threads and the caller together).  Tasks
+ * call nothing of the caller's; run() may check for cancel while it waits.
+ */
+typedef void (*GsRadixTask) (void *task_arg, size_t from, size_t to);
+
+typedef struct GsRadixThreads
+{
+	int			ntasks;
+	void		(*run) (void *arg, GsRadixTask task, void *task_arg,
+						size_t ntasks, size_t grain);
+	void	   *arg;
+} GsRadixThreads;
+
+/* fewer records than this are sorted in one thread, whatever the threads */
+#define GS_RADIX_PARALLEL_MIN_RECORDS	((size_t) 1 << 18)
 
 /* Bytes of workspace gs_cpu_radix_sort() needs for n records. */
 extern size_t gs_cpu_radix_workspace(size_t n, int key_words);
@@ -30,11 +51,13 @@ extern size_t gs_cpu_radix_workspace(size_t n, int key_words);
 /*
  * Sort n records; chunks[c] holds records c*chunk_records ...; perm receives
  * n indexes.  workspace must be gs_cpu_radix_workspace() bytes, 8-aligned.
- * Returns the number of radix passes that were needed (0 when the input was
- * already in order).
+ * threads, if not NULL, share the work of a large sort; the result is the
+ * same.  Returns the number of digits that needed a pass (0 when the input
+ * was already in order).
  */
 extern int	gs_cpu_radix_sort(uint64_t *const *chunks, size_t chunk_records,
 							  size_t n, int key_words,
-							  uint32_t *perm, void *workspace);
+							  uint32_t *perm, void *workspace,
+							  const GsRadixThreads *threads);
 
 #endif							/* CPU_RADIX_H */

@@ -66,6 +66,12 @@ struct SortEngine
 	SortEngineStats stats;
 
 	/*
+	 * The sort's key threads, set by the caller before sort() where it has
+	 * them: the CPU engine's radix sort shares its work among them.
+	 */
+	struct KeyThreadPool *threads;
+
+	/*
 	 * Equal neighbours in the result, where the engine can tell them cheaply
 	 * (the GPU engine, asked by want_ties before sort()): ties[i] says that
 	 * sorted records i and i + 1 have equal keys (NULL when nties is 0).

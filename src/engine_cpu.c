@@ -2,7 +2,8 @@
  *
  * engine_cpu.c
  *	  The CPU sort engine: key chunks in ordinary memory, sorted by the
- *	  radix sort of cpu_radix.c.
+ *	  radix sort of cpu_radix.c, in the sort's key threads where the caller
+ *	  gives it them (SortEngine.threads).
  *
  * It serves when gpusort.engine = cpu, when no GPU is usable, and as the
  * fallback when the GPU engine fails.  All its memory belongs to the
@@ -21,6 +22,7 @@
 #include "engine.h"
 #include "faults.h"
 #include "hostmem.h"
+#include "keythreads.h"
 
 typedef struct CpuEngine
 {
@@ -86,9 +88,37 @@ cpu_radix_check_interrupts(void)
 	CHECK_FOR_INTERRUPTS();
 }
 
+/* one piece of a radix sort's task, run as a key-thread task */
+typedef struct RadixTaskCall
+{
+	GsRadixTask task;
+	void	   *task_arg;
+} RadixTaskCall;
+
+static bool
+run_radix_task(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+{
+	RadixTaskCall *call = (RadixTaskCall *) arg;
+
+	call->task(call->task_arg, from, to);
+	return true;
+}
+
+/* GsRadixThreads.run over the key threads: they wait with cancel checked */
+static void
+run_in_key_threads(void *pool, GsRadixTask task, void *task_arg,
+				   size_t ntasks, size_t grain)
+{
+	RadixTaskCall call = {task, task_arg};
+
+	keythreads_parallel_for((KeyThreadPool *) pool, run_radix_task, &call,
+							ntasks, grain);
+}
+
 /*
  * Sort an engine's n records (its keys in engine_local_chunk buffers) with
- * the radix sort; the permutation is allocated in the engine's memory.
+ * the radix sort, in the engine's key threads if it has them; the
+ * permutation is allocated in the engine's memory.
  */
 bool
 engine_cpu_sort_keys(SortEngine *engine, size_t n, uint32 **perm, char **why)
@@ -97,6 +127,8 @@ engine_cpu_sort_keys(SortEngine *engine, size_t n, uint32 **perm, char **why)
 	void	   *workspace;
 	uint32	   *result;
 	int			passes;
+	GsRadixThreads threads;
+	GsRadixThreads *use_threads = NULL;
 
 	result = hostmem_alloc(engine->mcxt, n * sizeof(uint32));
 	workspace = hostmem_alloc(engine->mcxt, workspace_bytes);
@@ -106,10 +138,28 @@ engine_cpu_sort_keys(SortEngine *engine, size_t n, uint32 **perm, char **why)
 		return false;
 	}
 
+	/*
+	 * A pool where a task has failed runs no more tasks (keythreads.c): its
+	 * threads cannot be trusted with the sort.
+	 */
+	if (engine->threads && keythreads_failure(engine->threads) == NULL)
+	{
+		threads.ntasks = keythreads_count(engine->threads) + 1;
+		threads.run = run_in_key_threads;
+		threads.arg = engine->threads;
+		use_threads = &threads;
+	}
+
 	gs_cpu_radix_progress = cpu_radix_check_interrupts;
 	passes = gs_cpu_radix_sort(engine->keys.chunks, engine->keys.chunk_records,
-							   n, engine->keys.key_words, result, workspace);
+							   n, engine->keys.key_words, result, workspace,
+							   use_threads);
 	hostmem_free(workspace, workspace_bytes);
+	if (use_threads && keythreads_failure(engine->threads))
+	{
+		*why = pstrdup(keythreads_failure(engine->threads));
+		return false;
+	}
 
 	snprintf(engine->stats.algorithm, sizeof(engine->stats.algorithm),
 			 passes == 0 ? "presorted check" : "radix sort (%d passes)", passes);

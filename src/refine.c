@@ -274,6 +274,7 @@ sort_round(RefineContext *rc, RoundBuild *rb, size_t m, uint32 **perm2, char **w
 			engine = cpu_engine_begin(rc->cxt, REFINE_KEY_WORDS);
 		}
 		engine->want_ties = true;
+		engine->threads = rc->pool;
 		rb->chunks = palloc(sizeof(uint64 *) * Max(nchunks, 1));
 		for (size_t c = 0; c < nchunks && ok; c++)
 			ok = (rb->chunks[c] = engine->methods->chunk(engine, c, why)) != NULL;

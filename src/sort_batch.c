@@ -33,6 +33,7 @@
 #include "executor/tuptable.h"
 #include "utils/memutils.h"
 
+#include "cpu_radix.h"
 #include "faults.h"
 #include "hostmem.h"
 #include "refine.h"
@@ -365,6 +366,11 @@ batch_sort(SortBatch *batch, bool keep_keys)
 			break;
 		gpusort_fault_point(GPUSORT_PHASE_SORT);
 		batch->engine->want_ties = batch->sh->layout.generic;
+
+		/* a large CPU sort shares its radix passes among the key threads */
+		if (!batch->engine_is_gpu && batch->ntuples >= GS_RADIX_PARALLEL_MIN_RECORDS)
+			batch_start_key_threads(batch);
+		batch->engine->threads = batch->pool;
 		INSTR_TIME_SET_CURRENT(start);
 		if (batch->engine->methods->sort(batch->engine, batch->ntuples, &perm, &why))
 		{

@@ -1,7 +1,8 @@
 #!/bin/bash
 # test/run.sh: build, install and test gpusort.
 #
-# Runs the pg_regress suite (sql/NNN_*.sql against expected/) on a throwaway
+# Checks the CPU engine's radix sort on its own (test/radix), then runs the
+# pg_regress suite (sql/NNN_*.sql against expected/) on a throwaway
 # server that pg_regress starts itself, then the TAP tests in test/t/
 # (PostgreSQL::Test::Cluster: loading through shared_preload_libraries,
 # session_preload_libraries and LOAD, and other multi-session cases), then a
@@ -52,6 +53,14 @@ make_args=(PG_CONFIG="$PG_CONFIG")
 echo "== build and install ($("$PG_CONFIG" --version))"
 make -C "$root" -s -j"$(nproc)" "${make_args[@]}"
 make -C "$root" -s "${make_args[@]}" install
+
+# the CPU engine's radix sort, in one thread and in several (no server)
+echo "== radix sort (test/radix/radix_test.c)"
+radix_build=$(mktemp -d /tmp/gpusort-radix.XXXXXX)
+gcc -O2 -Wall -std=gnu11 -pthread "$root/test/radix/radix_test.c" "$root/src/cpu_radix.c" \
+  -o "$radix_build/radix_test"
+"$radix_build/radix_test" 3
+rm -rf "$radix_build"
 
 # who runs the servers
 runas=()

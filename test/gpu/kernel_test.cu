@@ -184,7 +184,7 @@ run_sort(const Case &c, std::string &err, bool compare)
 		size_t		bad = 0,
 					first_bad = 0;
 
-		gs_cpu_radix_sort(chunks.data(), c.chunk_records, c.n, c.key_words, ref.data(), work);
+		gs_cpu_radix_sort(chunks.data(), c.chunk_records, c.n, c.key_words, ref.data(), work, NULL);
 		free(work);
 		for (size_t i = 0; i < c.n; i++)
 		{
