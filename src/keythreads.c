@@ -19,12 +19,15 @@
  * The pool belongs to a memory context of the sort: deleting or resetting
  * it (the sort ending, an error, a cancel) tells running tasks to stop and
  * joins the threads first, before any memory they might write into goes
- * away.  Tasks therefore refer only to the sort's memory, never to the
- * backend's stack, which an ERROR unwinds while they may still run: task
- * groups too are allocated in the sort's memory (keythreads_group_create),
- * and keythreads_parallel_for uses one the pool owns.  The backend waits for its tasks with interrupts checked
- * every few milliseconds, pausing the pool before it may be cancelled, and
- * runs queued tasks itself while it waits.
+ * away.  Task groups are allocated in the sort's memory
+ * (keythreads_group_create), and keythreads_parallel_for uses one the pool
+ * owns, because running tasks decrement them after an ERROR may have
+ * unwound the backend's stack.  The backend waits for its tasks with
+ * interrupts checked every few milliseconds, pausing the pool before it may
+ * be cancelled, and runs queued tasks itself while it waits; an error
+ * raised there drops the queued tasks, so that only keythreads_parallel_for
+ * (which waits for its tasks before it returns) may hand tasks arguments
+ * on its caller's stack.
  *
  *-------------------------------------------------------------------------
  */
@@ -355,7 +358,31 @@ wait_for(KeyThreadPool *pool, KeyTaskGroup *group)
 				pthread_cond_wait(&pool->work_done, &pool->lock);
 			pthread_mutex_unlock(&pool->lock);
 
-			CHECK_FOR_INTERRUPTS();
+			PG_TRY();
+			{
+				CHECK_FOR_INTERRUPTS();
+			}
+			PG_CATCH();
+			{
+				/*
+				 * The error ends the sort.  Queued tasks may refer to the
+				 * frames it unwinds (keythreads_parallel_for's callers pass
+				 * their own): drop them, so that nothing runs them before
+				 * the pool is stopped.
+				 */
+				pthread_mutex_lock(&pool->lock);
+				pool->count = 0;
+				pool->stop = true;
+				if (!pool->failed)
+				{
+					pool->failed = true;
+					strlcpy(pool->failure, "the sort was interrupted",
+							sizeof(pool->failure));
+				}
+				pthread_mutex_unlock(&pool->lock);
+				PG_RE_THROW();
+			}
+			PG_END_TRY();
 
 			pthread_mutex_lock(&pool->lock);
 			pool->paused = false;
