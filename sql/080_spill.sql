@@ -5,7 +5,8 @@
 -- * gpusort.max_memory = 1MB: 50k rows make a few runs, 200k rows tens of
 --   runs and several merge passes; EXPLAIN ANALYZE (engine cpu) shows Runs
 --   Written, Merge Passes and Disk Used, and no Fallback: size alone never
---   sends a sort to PostgreSQL's tuplesort;
+--   sends a sort to PostgreSQL's tuplesort; with the input's size known,
+--   the last batch, which is merged from memory, is a full one;
 -- * over spilled runs: results of plain sorts, text sorts, a Merge Join
 --   (mark and restore on the merged result), a nested loop that rescans
 --   the sort (rewinding the merged result), a correlated subquery (sorting
@@ -110,6 +111,21 @@ END $$;
 SELECT runs > 10 AS many_runs, passes > 1 AS several_passes, disk_kb > 0 AS disk_used,
        fallback IS NULL AS no_fallback
   FROM spill_stats('SELECT k, f, id FROM gs_fb ORDER BY k, f DESC');
+
+-- the last batch, merged from memory, is a full one: where the planner
+-- knows the input's size the second run is cut short instead, and less is
+-- written than where it does not (a function it takes for 10 rows)
+CREATE FUNCTION gs.fb_rows() RETURNS SETOF gs.gs_fb LANGUAGE sql ROWS 10
+  AS 'SELECT * FROM gs.gs_fb';
+SET gpusort.engine = cpu;
+SET gpusort.max_memory = '10MB';
+SELECT a.runs > 1 AS spilled, a.disk_kb < b.disk_kb AS less_written
+  FROM spill_stats('SELECT k, id FROM gs_fb ORDER BY k, id') a,
+       spill_stats('SELECT k, id FROM fb_rows() ORDER BY k, id') b;
+SELECT gs_check('SELECT k, id FROM gs_fb ORDER BY k, id', 2);
+SELECT gs_check('SELECT k, id FROM fb_rows() ORDER BY k, id', 2);
+SET gpusort.max_memory = '1MB';
+RESET gpusort.engine;
 
 -- a NULL first seen in a late run widens the key: runs of the old layout
 -- and of the new one are merged by comparators where they meet

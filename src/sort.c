@@ -15,7 +15,9 @@
  * written to a temporary tape as a sorted run (sort_runs.c), its memory is
  * freed, and loading goes on into an empty batch; once the sort has
  * spilled, each later batch leaves an eighth of what it may take to the
- * merge's read buffers.  At the end of the input:
+ * merge's read buffers, and the second batch is cut short where the
+ * planner's estimate of the input says so, so that the last batch, which
+ * is never written, is a full one (balance_runs).  At the end of the input:
  *	- if nothing was written, the batch is sorted and its tuples are
  *	  returned straight from the arena, as they lie;
  *	- otherwise the last batch is sorted and stays in memory, and the runs
@@ -28,6 +30,8 @@
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include <math.h>
 
 #include "miscadmin.h"
 #include "utils/memutils.h"
@@ -66,6 +70,8 @@ struct Gpusortstate
 	SortBatch	batch;
 	bool		batch_started;	/* the batch has its limit and engine */
 	size_t		last_batch_records;
+	size_t		batch_record_cap;	/* 0, or the most records the batch
+									 * takes: see balance_runs() */
 	int64		tuples_put;		/* over all batches */
 	SortRuns   *runs;			/* NULL until a run is written */
 	BudgetShare budget;
@@ -144,6 +150,37 @@ batch_limit(Gpusortstate *state)
 	return limit;
 }
 
+/*
+ * After the first run: cut the next batch short, so that the last batch
+ * is a full one.
+ *
+ * The last batch is not written; it is merged from memory.  Batches that
+ * all fill up leave the last one with whatever remains, often a sliver,
+ * and then nearly the whole input goes through the temporary files.  With
+ * the planner's estimate of the input and the first run's size, the
+ * remainder goes into the second batch instead, a short run, and the
+ * batches after it, the last included, are full: a batch's worth less is
+ * written and read back.  Later batches leave an eighth of their memory
+ * to the merge, and rows differ in size, so the full batches to come are
+ * reckoned at 80% of the first one: an estimate of the input that is too
+ * high only makes the second run shorter, one that is too low changes
+ * nothing.
+ */
+static void
+balance_runs(Gpusortstate *state)
+{
+	double		remaining = state->sh.expected_rows - (double) state->tuples_put;
+	double		full = 0.8 * (double) state->last_batch_records;
+	double		batches;
+
+	state->batch_record_cap = 0;
+	if (state->runs == NULL || runs_written(state->runs) != 1 || full < 1 ||
+		remaining <= full)
+		return;
+	batches = ceil(remaining / full);
+	state->batch_record_cap = (size_t) Max(remaining - (batches - 1) * full, 1.0);
+}
+
 /* Start a batch: its limit, its keys and its engine. */
 static void
 start_batch(Gpusortstate *state)
@@ -153,6 +190,7 @@ start_batch(Gpusortstate *state)
 
 	limit = batch_limit(state);
 	batch->limit = limit;
+	balance_runs(state);
 
 	if (state->last_batch_records > 0)
 		batch->expected_records = state->last_batch_records;
@@ -223,7 +261,8 @@ hold_batch_memory(Gpusortstate *state)
 
 	budget_hold(&state->budget, held);
 	batch->limit = batch_limit(state);
-	if (held <= batch->limit)
+	if (held <= batch->limit &&
+		(state->batch_record_cap == 0 || batch->ntuples < state->batch_record_cap))
 		return false;
 	spill_batch(state);
 	return true;
