@@ -15,7 +15,7 @@
  * written to a temporary tape as a sorted run (sort_runs.c), its memory is
  * freed, and loading goes on into an empty batch; once the sort has
  * spilled, each later batch leaves an eighth of what it may take to the
- * merge's read buffers, and the second batch is cut short where the
+ * merge's read buffers, and the last batch but one is cut short where the
  * planner's estimate of the input says so, so that the last batch, which
  * is never written, is a full one (balance_runs).  At the end of the input:
  *	- if nothing was written, the batch is sorted and its tuples are
@@ -30,8 +30,6 @@
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
-
-#include <math.h>
 
 #include "miscadmin.h"
 #include "utils/memutils.h"
@@ -72,6 +70,10 @@ struct Gpusortstate
 	size_t		last_batch_records;
 	size_t		batch_record_cap;	/* 0, or the most records the batch
 									 * takes: see balance_runs() */
+	size_t		full_batch_records; /* of the last batch that filled its
+									 * memory */
+	bool		full_batch_was_first;
+	bool		runs_balanced;	/* a batch was cut short: not again */
 	int64		tuples_put;		/* over all batches */
 	SortRuns   *runs;			/* NULL until a run is written */
 	BudgetShare budget;
@@ -151,34 +153,34 @@ batch_limit(Gpusortstate *state)
 }
 
 /*
- * After the first run: cut the next batch short, so that the last batch
- * is a full one.
+ * Cut the last batch but one short, so that the last batch is a full one.
  *
  * The last batch is not written; it is merged from memory.  Batches that
  * all fill up leave the last one with whatever remains, often a sliver,
- * and then nearly the whole input goes through the temporary files.  With
- * the planner's estimate of the input and the first run's size, the
- * remainder goes into the second batch instead, a short run, and the
- * batches after it, the last included, are full: a batch's worth less is
- * written and read back.  Later batches leave an eighth of their memory
- * to the merge, and rows differ in size, so the full batches to come are
- * reckoned at 80% of the first one: an estimate of the input that is too
- * high only makes the second run shorter, one that is too low changes
- * nothing.
+ * and then nearly the whole input goes through the temporary files.  Once
+ * the planner's estimate of the input says that what remains needs two
+ * batches, the first of them takes only what the last cannot, so that the
+ * last holds close to a full batch: up to a batch's worth less is written
+ * and read back.  A full batch is reckoned from the last one that filled
+ * its memory (seven eighths of it if that was the first, which left no
+ * memory to the merge), less a tenth, since rows differ in size.  An
+ * estimate that is too high only cuts a run short that was not the last
+ * but one; one that is too low changes nothing.
  */
 static void
 balance_runs(Gpusortstate *state)
 {
 	double		remaining = state->sh.expected_rows - (double) state->tuples_put;
-	double		full = 0.8 * (double) state->last_batch_records;
-	double		batches;
+	double		full = 0.9 * (double) state->full_batch_records;
 
+	if (state->full_batch_was_first)
+		full *= 7.0 / 8.0;
 	state->batch_record_cap = 0;
-	if (state->runs == NULL || runs_written(state->runs) != 1 || full < 1 ||
-		remaining <= full)
-		return;
-	batches = ceil(remaining / full);
-	state->batch_record_cap = (size_t) Max(remaining - (batches - 1) * full, 1.0);
+	if (!state->runs_balanced && full >= 1 && remaining > full && remaining <= 2 * full)
+	{
+		state->batch_record_cap = (size_t) (remaining - full);
+		state->runs_balanced = true;
+	}
 }
 
 /* Start a batch: its limit, its keys and its engine. */
@@ -231,6 +233,11 @@ spill_batch(Gpusortstate *state)
 	SortBatch  *batch = &state->batch;
 	instr_time	start;
 
+	if (state->batch_record_cap == 0 || batch->ntuples < state->batch_record_cap)
+	{
+		state->full_batch_records = batch->ntuples;
+		state->full_batch_was_first = (state->runs == NULL);
+	}
 	sort_batch(state, true);
 	INSTR_TIME_SET_CURRENT(start);
 	if (state->runs == NULL)
