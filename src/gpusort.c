@@ -243,9 +243,9 @@ _PG_init(void)
 
 	DefineCustomIntVariable("gpusort.key_threads",
 							"Threads that build sort keys (collation keys while the input is "
-							"read, the others after it) beside the backend; -1 means half the "
-							"CPUs, at most 16.",
-							"0 builds every key in the backend itself.",
+							"read, the others after it) and share the CPU engine's radix sort "
+							"beside the backend; -1 means half the CPUs, at most 16.",
+							"0 leaves every key and sort to the backend itself.",
 							&gpusort_key_threads,
 							-1, -1, 64,
 							PGC_SUSET, 0,
