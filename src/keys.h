@@ -215,25 +215,6 @@ keystore_keys_equal(const KeyStore *store, size_t a, size_t b)
 }
 
 /*
- * The end of the run of records, in sorted order perm[0 .. n-1], whose keys
- * equal perm[start]'s, fetching keys ahead.
- */
-static inline size_t
-keystore_run_end(const KeyStore *store, const uint32 *perm, size_t n, size_t start)
-{
-	size_t		end;
-
-	for (end = start + 1; end < n; end++)
-	{
-		if (end + KEYSTORE_PREFETCH_DISTANCE < n)
-			keystore_prefetch(store, perm[end + KEYSTORE_PREFETCH_DISTANCE]);
-		if (!keystore_keys_equal(store, perm[start], perm[end]))
-			break;
-	}
-	return end;
-}
-
-/*
  * The datums of the full key's columns for each record of a generic
  * layout, in chunks of chunk_records records: record i's column c is
  * values[i % chunk_records * full_cols + c] of chunk i / chunk_records.

@@ -64,7 +64,6 @@
  */
 #define REFINE_MAX_VALUE_BYTES	1024
 #define TASK_GRAIN				2048
-#define TIES_GRAIN				65536
 
 /* a growing list of runs */
 typedef struct RunList
@@ -88,79 +87,6 @@ run_list_add(RunList *list, size_t start, size_t len, int first_col)
 	list->runs[list->n].len = len;
 	list->runs[list->n].first_col = first_col;
 	list->n++;
-}
-
-/* a task of equal_neighbours: ties[i] for sorted records i in [from, to) */
-typedef struct MarkTies
-{
-	const KeyStore *keys;
-	const uint32 *perm;
-	size_t		n;
-	uint8	   *ties;
-} MarkTies;
-
-static bool
-mark_ties(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
-{
-	MarkTies   *mt = (MarkTies *) arg;
-
-	for (size_t i = from; i < to; i++)
-	{
-		if (i + 1 + KEYSTORE_PREFETCH_DISTANCE < mt->n)
-			keystore_prefetch(mt->keys, mt->perm[i + 1 + KEYSTORE_PREFETCH_DISTANCE]);
-		mt->ties[i] = keystore_keys_equal(mt->keys, mt->perm[i], mt->perm[i + 1]);
-	}
-	return true;
-}
-
-/*
- * Which neighbours of an engine's sorted result have equal keys: ties[i]
- * says that sorted records i and i + 1 do; NULL if none do.  The GPU
- * engine's radix sort tells; otherwise the key threads compare the keys,
- * one random access a record, which in one thread took as long as the GPU
- * sort and its transfers together.
- */
-static const uint8 *
-equal_neighbours(RefineContext *rc, const SortEngine *engine, const uint32 *perm,
-				 size_t n)
-{
-	MarkTies	mt;
-
-	if (engine->ties_known)
-		return engine->nties > 0 ? engine->ties : NULL;
-	if (n < 2)
-		return NULL;
-	mt.keys = &engine->keys;
-	mt.perm = perm;
-	mt.n = n;
-	mt.ties = palloc_extended(n - 1, MCXT_ALLOC_HUGE);
-	keythreads_parallel_for(rc->pool, mark_ties, &mt, n - 1, TIES_GRAIN);
-	return mt.ties;
-}
-
-/*
- * The next run of two or more records with equal keys in a sorted result
- * of n records whose equal neighbours are ties (equal_neighbours), at or
- * after *start: its length (0: no more runs), with *start moved to its
- * beginning.
- */
-static size_t
-next_run(const uint8 *ties, size_t n, size_t *start)
-{
-	size_t		i = *start;
-	size_t		end;
-	const uint8 *hit;
-
-	if (ties == NULL || i + 1 >= n)
-		return 0;
-	hit = memchr(ties + i, 1, n - 1 - i);
-	if (hit == NULL)
-		return 0;
-	i = hit - ties;
-	for (end = i + 1; end < n && ties[end - 1]; end++)
-		;
-	*start = i;
-	return end - i;
 }
 
 static bool
@@ -321,10 +247,10 @@ gpusort_refine(RefineContext *rc, const SortEngine *sorted, uint32 *perm, size_t
 	size_t		skip = rc->layout->key_bytes;
 	size_t		start = 0;
 	size_t		len;
-	const uint8 *ties = equal_neighbours(rc, sorted, perm, n);
+	const uint8 *ties = gpusort_equal_neighbours(rc->pool, sorted, perm, n);
 
 	/* the runs of equal prefixes */
-	while ((len = next_run(ties, n, &start)) > 0)
+	while ((len = gpusort_next_tie_run(ties, n, &start)) > 0)
 	{
 		classify_run(rc, perm, &settled, &pending, start, len);
 		start += len;
@@ -391,8 +317,8 @@ gpusort_refine(RefineContext *rc, const SortEngine *sorted, uint32 *perm, size_t
 
 		/* the runs that are still equal */
 		j = 0;
-		ties = equal_neighbours(rc, engine, perm2, m);
-		while ((len = next_run(ties, m, &j)) > 0)
+		ties = gpusort_equal_neighbours(rc->pool, engine, perm2, m);
+		while ((len = gpusort_next_tie_run(ties, m, &j)) > 0)
 		{
 			if (rb.ended[perm2[j]])
 				run_settled(rc, &settled, positions[j], len);

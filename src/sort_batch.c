@@ -181,7 +181,8 @@ resolve_order(SortBatch *batch, uint32 *perm)
 	if (!batch->sh->layout.generic)
 	{
 		INSTR_TIME_SET_CURRENT(start);
-		gpusort_resolve_ties(&tb, &batch->engine->keys, perm, batch->ntuples, &resolved);
+		gpusort_resolve_ties(&tb, batch->pool, batch->engine, perm, batch->ntuples,
+							 &resolved);
 		stats->resolved += resolved;
 		stats->resolve_ms += gpusort_elapsed_ms(start);
 		return;

@@ -14,6 +14,12 @@
  * inexact column.  Ties left after every column are broken by record
  * index, which keeps runs in input order as the engines do.
  *
+ * The runs are found from the engine's sorted result: where the engine
+ * does not tell which neighbours have equal keys (the GPU's radix sort
+ * does), the key threads compare them (gpusort_equal_neighbours), one
+ * random key access a record; refinement (refine.c) finds its runs the
+ * same way.
+ *
  * On the generic path (keys_build.c), refinement (refine.c) leaves runs of
  * records whose full keys are equal; where the full key stops short of the
  * last ORDER BY column, this pass orders those runs on the columns after.
@@ -56,6 +62,9 @@ typedef struct RunCompare
  * n log n comparisons of a long run.
  */
 #define ABBREVIATE_MIN_RUN	64
+
+/* sorted records a task of gpusort_equal_neighbours compares */
+#define TIES_GRAIN			65536
 
 /* comparisons between checks for cancel and terminate */
 #define COMPARES_PER_INTERRUPT_CHECK	4096
@@ -164,37 +173,117 @@ init_run_compare(Tiebreak *tb, RunCompare *cmp, int first_col)
 	cmp->ncompares = 0;
 }
 
+/* a task of gpusort_equal_neighbours: ties[i] for sorted records i in [from, to) */
+typedef struct MarkTies
+{
+	const KeyStore *keys;
+	const uint32 *perm;
+	size_t		n;
+	uint8	   *ties;
+} MarkTies;
+
+static bool
+mark_ties(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+{
+	MarkTies   *mt = (MarkTies *) arg;
+
+	for (size_t i = from; i < to; i++)
+	{
+		if (i + 1 + KEYSTORE_PREFETCH_DISTANCE < mt->n)
+			keystore_prefetch(mt->keys, mt->perm[i + 1 + KEYSTORE_PREFETCH_DISTANCE]);
+		mt->ties[i] = keystore_keys_equal(mt->keys, mt->perm[i], mt->perm[i + 1]);
+	}
+	return true;
+}
+
 /*
- * The comparator pass of the fixed path: each run of equal inexact keys,
- * known equal on the columns the key holds whole.
+ * Which neighbours of an engine's sorted result perm[0 .. n-1] have equal
+ * keys: ties[i] says that sorted records i and i + 1 do; NULL if none do.
+ * The GPU engine's radix sort tells (engine->ties); otherwise the key
+ * threads compare the keys (the backend alone without a pool), one random
+ * access a record, which in one thread took as long as the GPU sort and
+ * its transfers together.  A result that is not engine->ties is palloc'd
+ * for the caller to free.
+ */
+const uint8 *
+gpusort_equal_neighbours(KeyThreadPool *pool, const SortEngine *engine,
+						 const uint32 *perm, size_t n)
+{
+	MarkTies	mt;
+
+	if (engine->ties_known)
+		return engine->nties > 0 ? engine->ties : NULL;
+	if (n < 2)
+		return NULL;
+	mt.keys = &engine->keys;
+	mt.perm = perm;
+	mt.n = n;
+	mt.ties = palloc_extended(n - 1, MCXT_ALLOC_HUGE);
+	if (pool)
+		keythreads_parallel_for(pool, mark_ties, &mt, n - 1, TIES_GRAIN);
+	else
+		(void) mark_ties(NULL, &mt, 0, n - 1);
+	return mt.ties;
+}
+
+/*
+ * The next run of two or more records with equal keys in a sorted result
+ * of n records whose equal neighbours are ties (gpusort_equal_neighbours),
+ * at or after *start: its length (0: no more runs), with *start moved to
+ * its beginning.
+ */
+size_t
+gpusort_next_tie_run(const uint8 *ties, size_t n, size_t *start)
+{
+	size_t		i = *start;
+	size_t		end;
+	const uint8 *hit;
+
+	if (ties == NULL || i + 1 >= n)
+		return 0;
+	hit = memchr(ties + i, 1, n - 1 - i);
+	if (hit == NULL)
+		return 0;
+	i = hit - ties;
+	for (end = i + 1; end < n && ties[end - 1]; end++)
+		;
+	*start = i;
+	return end - i;
+}
+
+/*
+ * The comparator pass of the fixed path: each run of equal inexact keys in
+ * the engine's sorted result perm[0 .. n-1], known equal on the columns the
+ * key holds whole; *resolved counts the records of such runs.
  */
 void
-gpusort_resolve_ties(Tiebreak *tb, const KeyStore *keys, uint32 *perm, size_t n,
-					 int64 *resolved)
+gpusort_resolve_ties(Tiebreak *tb, KeyThreadPool *pool, const SortEngine *engine,
+					 uint32 *perm, size_t n, int64 *resolved)
 {
 	RunCompare	cmp;
 	MemoryContext runcxt;
+	const uint8 *ties;
 	size_t		start = 0;
+	size_t		len;
 
 	*resolved = 0;
 	if (tb->layout->exact || n < 2)
 		return;
 
 	init_run_compare(tb, &cmp, tb->layout->exact_cols);
+	ties = gpusort_equal_neighbours(pool, engine, perm, n);
 	runcxt = AllocSetContextCreate(CurrentMemoryContext, "GpuSort tiebreak",
 								   ALLOCSET_DEFAULT_SIZES);
-	while (start < n)
+	while ((len = gpusort_next_tie_run(ties, n, &start)) > 0)
 	{
-		size_t		end = keystore_run_end(keys, perm, n, start);
-		if (end - start > 1)
-		{
-			CHECK_FOR_INTERRUPTS();
-			sort_run(tb, &cmp, perm + start, end - start, runcxt);
-			*resolved += end - start;
-		}
-		start = end;
+		CHECK_FOR_INTERRUPTS();
+		sort_run(tb, &cmp, perm + start, len, runcxt);
+		*resolved += len;
+		start += len;
 	}
 	MemoryContextDelete(runcxt);
+	if (ties != NULL && ties != engine->ties)
+		pfree((void *) ties);
 }
 
 /* The comparator pass over given runs (refine.c finds them). */

@@ -14,7 +14,9 @@
 #include "executor/tuptable.h"
 #include "utils/sortsupport.h"
 
+#include "engine.h"
 #include "keys.h"
+#include "keythreads.h"
 
 /* What the pass needs to know of the sort. */
 typedef struct Tiebreak
@@ -36,9 +38,13 @@ typedef struct SortRun
 	int			first_col;
 } SortRun;
 
-extern void gpusort_resolve_ties(Tiebreak *tb, const KeyStore *keys,
-								 uint32 *perm, size_t n,
-								 int64 *resolved);
+extern const uint8 *gpusort_equal_neighbours(KeyThreadPool *pool,
+											 const SortEngine *engine,
+											 const uint32 *perm, size_t n);
+extern size_t gpusort_next_tie_run(const uint8 *ties, size_t n, size_t *start);
+extern void gpusort_resolve_ties(Tiebreak *tb, KeyThreadPool *pool,
+								 const SortEngine *engine, uint32 *perm,
+								 size_t n, int64 *resolved);
 extern void gpusort_sort_runs(Tiebreak *tb, uint32 *perm, const SortRun *runs,
 							  size_t nruns, int64 *resolved);
 extern int	gpusort_compare_records(Tiebreak *tb, uint32 a, uint32 b);
