@@ -61,8 +61,8 @@
 
 void		(*gs_cpu_radix_progress) (void) = NULL;
 
-/* counts of one digit: how many records have each value */
-typedef size_t DigitCounts[RADIX_BUCKETS];
+/* counts of one digit: how many records have each value (n < 2^32) */
+typedef uint32_t DigitCounts[RADIX_BUCKETS];
 
 /*
  * A threaded sort in progress: what its tasks share.  Digits are named by
@@ -80,7 +80,7 @@ typedef struct RadixJob
 	uint64_t   *b;
 	uint32_t   *perm;
 	int			nslices;
-	uint32_t   *slice_counts;	/* [nslices][ndigits][RADIX_BUCKETS] */
+	DigitCounts *slice_counts;	/* [nslices][ndigits] */
 
 	/* one pass */
 	int			rank;			/* the digit scattered */
@@ -159,7 +159,7 @@ slice_counts_bytes(size_t n, int key_words)
 {
 	if (n < GS_RADIX_PARALLEL_MIN_RECORDS)
 		return 0;
-	return (size_t) MAX_SLICES * key_words * DIGITS_PER_WORD * RADIX_BUCKETS * sizeof(uint32_t);
+	return (size_t) MAX_SLICES * key_words * DIGITS_PER_WORD * sizeof(DigitCounts);
 }
 
 size_t
@@ -172,7 +172,7 @@ gs_cpu_radix_workspace(size_t n, int key_words)
 
 /* a digit on which every one of n records agrees needs no pass */
 static int
-digit_varies(const size_t *counts, size_t n)
+digit_varies(const uint32_t *counts, size_t n)
 {
 	for (int v = 0; v < RADIX_BUCKETS; v++)
 	{
@@ -234,7 +234,7 @@ sort_range_lsd(uint64_t **src, uint64_t **dst, size_t lo, size_t hi, int stride,
  */
 static void
 gather_records(const RadixJob *job, size_t lo, size_t hi, uint64_t *a,
-			   size_t *counts, uint32_t *counts32, int report)
+			   DigitCounts *counts, int report)
 {
 	for (size_t i = lo; i < hi; i++)
 	{
@@ -254,10 +254,7 @@ gather_records(const RadixJob *job, size_t lo, size_t hi, uint64_t *a,
 				int			rank = w * DIGITS_PER_WORD + DIGITS_PER_WORD - 1 - d;
 				unsigned	v = (word >> (d * RADIX_BITS)) & (RADIX_BUCKETS - 1);
 
-				if (counts)
-					counts[rank * RADIX_BUCKETS + v]++;
-				else
-					counts32[rank * RADIX_BUCKETS + v]++;
+				counts[rank][v]++;
 			}
 		}
 		rec[job->key_words] = i;
@@ -281,10 +278,10 @@ slice_bounds(const RadixJob *job, size_t slice, size_t *lo, size_t *hi)
 	*hi = job->n * (slice + 1) / job->nslices;
 }
 
-static uint32_t *
+static DigitCounts *
 counts_of_slice(const RadixJob *job, size_t slice)
 {
-	return job->slice_counts + slice * job->ndigits * RADIX_BUCKETS;
+	return job->slice_counts + slice * job->ndigits;
 }
 
 static void
@@ -294,13 +291,13 @@ gather_task(void *arg, size_t from, size_t to)
 
 	for (size_t s = from; s < to; s++)
 	{
-		uint32_t   *counts = counts_of_slice(job, s);
+		DigitCounts *counts = counts_of_slice(job, s);
 		size_t		lo,
 					hi;
 
 		slice_bounds(job, s, &lo, &hi);
-		memset(counts, 0, sizeof(uint32_t) * job->ndigits * RADIX_BUCKETS);
-		gather_records(job, lo, hi, job->a, NULL, counts, 0);
+		memset(counts, 0, sizeof(DigitCounts) * job->ndigits);
+		gather_records(job, lo, hi, job->a, counts, 0);
 	}
 }
 
@@ -312,12 +309,12 @@ count_task(void *arg, size_t from, size_t to)
 
 	for (size_t s = from; s < to; s++)
 	{
-		uint32_t   *counts = counts_of_slice(job, s) + job->rank * RADIX_BUCKETS;
+		uint32_t   *counts = counts_of_slice(job, s)[job->rank];
 		size_t		lo,
 					hi;
 
 		slice_bounds(job, s, &lo, &hi);
-		memset(counts, 0, sizeof(uint32_t) * RADIX_BUCKETS);
+		memset(counts, 0, sizeof(DigitCounts));
 		for (size_t i = lo; i < hi; i++)
 			counts[digit_of(job->from + i * job->stride, job->rank)]++;
 	}
@@ -334,7 +331,7 @@ scatter_task(void *arg, size_t from, size_t to)
 
 	for (size_t s = from; s < to; s++)
 	{
-		const uint32_t *start = counts_of_slice(job, s) + job->rank * RADIX_BUCKETS;
+		const uint32_t *start = counts_of_slice(job, s)[job->rank];
 		size_t		offset[RADIX_BUCKETS];
 		size_t		lo,
 					hi;
@@ -417,7 +414,7 @@ slice_offsets(RadixJob *job, int rank)
 	{
 		for (int s = 0; s < job->nslices; s++)
 		{
-			uint32_t   *c = counts_of_slice(job, s) + rank * RADIX_BUCKETS + v;
+			uint32_t   *c = &counts_of_slice(job, s)[rank][v];
 			size_t		count = *c;
 
 			*c = (uint32_t) sum;
@@ -448,11 +445,11 @@ sort_threaded(RadixJob *job, const GsRadixThreads *threads)
 	memset(total, 0, sizeof(DigitCounts) * job->ndigits);
 	for (int s = 0; s < job->nslices; s++)
 	{
-		const uint32_t *counts = counts_of_slice(job, s);
+		DigitCounts *counts = counts_of_slice(job, s);
 
 		for (int r = 0; r < job->ndigits; r++)
 			for (int v = 0; v < RADIX_BUCKETS; v++)
-				total[r][v] += counts[r * RADIX_BUCKETS + v];
+				total[r][v] += counts[r][v];
 	}
 	for (int r = job->ndigits - 1; r >= 0; r--)
 	{
@@ -518,7 +515,7 @@ sort_one_thread(RadixJob *job)
 	int			passes;
 
 	memset(counts, 0, sizeof(DigitCounts) * job->ndigits);
-	gather_records(job, 0, job->n, job->a, &counts[0][0], NULL, 1);
+	gather_records(job, 0, job->n, job->a, counts, 1);
 	for (int k = 0; k < job->ndigits; k++)
 		ranks[k] = job->ndigits - 1 - k;
 	passes = sort_range_lsd(&src, &dst, 0, job->n, job->stride,
@@ -560,7 +557,7 @@ gs_cpu_radix_sort(uint64_t *const *chunks, size_t chunk_records,
 	if (threads && threads->ntasks > 1 && n >= GS_RADIX_PARALLEL_MIN_RECORDS)
 	{
 		job.nslices = threads->ntasks < MAX_SLICES ? threads->ntasks : MAX_SLICES;
-		job.slice_counts = (uint32_t *) (job.b + n * job.stride);
+		job.slice_counts = (DigitCounts *) (job.b + n * job.stride);
 		return sort_threaded(&job, threads);
 	}
 	return sort_one_thread(&job);
