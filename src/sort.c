@@ -70,9 +70,6 @@ struct Gpusortstate
 	size_t		last_batch_records;
 	size_t		batch_record_cap;	/* 0, or the most records the batch
 									 * takes: see balance_runs() */
-	size_t		full_batch_records; /* of the last batch that filled its
-									 * memory */
-	bool		full_batch_was_first;
 	bool		runs_balanced;	/* a batch was cut short: not again */
 	int64		tuples_put;		/* over all batches */
 	SortRuns   *runs;			/* NULL until a run is written */
@@ -161,9 +158,10 @@ batch_limit(Gpusortstate *state)
  * the planner's estimate of the input says that what remains needs two
  * batches, the first of them takes only what the last cannot, so that the
  * last holds close to a full batch: up to a batch's worth less is written
- * and read back.  A full batch is reckoned from the last one that filled
- * its memory (seven eighths of it if that was the first, which left no
- * memory to the merge), less a tenth, since rows differ in size.  An
+ * and read back.  A full batch is reckoned from the last one (until a batch
+ * is cut short, every batch before the last was spilled because it was
+ * full): seven eighths of it if that was the first, which left no memory
+ * to the merge, less a tenth, since rows differ in size.  An
  * estimate that is too high only cuts a run short that was not the last
  * but one; one that is too low changes nothing.
  */
@@ -171,12 +169,14 @@ static void
 balance_runs(Gpusortstate *state)
 {
 	double		remaining = state->sh.expected_rows - (double) state->tuples_put;
-	double		full = 0.9 * (double) state->full_batch_records;
+	double		full = 0.9 * (double) state->last_batch_records;
 
-	if (state->full_batch_was_first)
-		full *= 7.0 / 8.0;
 	state->batch_record_cap = 0;
-	if (!state->runs_balanced && full >= 1 && remaining > full && remaining <= 2 * full)
+	if (state->runs_balanced || state->runs == NULL)
+		return;
+	if (runs_written(state->runs) == 1)
+		full *= 7.0 / 8.0;
+	if (full >= 1 && remaining > full && remaining <= 2 * full)
 	{
 		state->batch_record_cap = (size_t) (remaining - full);
 		state->runs_balanced = true;
@@ -233,11 +233,6 @@ spill_batch(Gpusortstate *state)
 	SortBatch  *batch = &state->batch;
 	instr_time	start;
 
-	if (state->batch_record_cap == 0 || batch->ntuples < state->batch_record_cap)
-	{
-		state->full_batch_records = batch->ntuples;
-		state->full_batch_was_first = (state->runs == NULL);
-	}
 	sort_batch(state, true);
 	INSTR_TIME_SET_CURRENT(start);
 	if (state->runs == NULL)
