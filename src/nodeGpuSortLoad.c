@@ -28,13 +28,14 @@
  * moves every row of the load, so it moves them with threads, or the load
  * would run at its pace rather than the workers'.  When its share of the
  * scan ends it returns nothing to the Gather, which waits for the workers;
- * the GpuSort then moves the chunks that are left (gpusort_load_drain).  The copy is the price of
- * two things measured on the GPU host: the arena's memory has huge pages
- * (hostmem.c), and emitting 10M rows in sorted order, one random access a
- * row, took twice as long from shared memory, whose pages are small; and
- * chunks that are recycled keep the shared memory small, where a load that
- * grew it to the size of the input spent as much time having /dev/shm zero
- * it, behind the area's lock, as scanning.
+ * the GpuSort then moves the chunks that are left (gpusort_load_drain).
+ * The copy is the price of two things measured on the GPU host: the
+ * arena's memory has huge pages (hostmem.c), and emitting 10M rows in
+ * sorted order, one random access a row, took twice as long from shared
+ * memory, whose pages are small; and chunks that are recycled keep the
+ * shared memory small, where a load that grew it to the size of the input
+ * spent as much time having /dev/shm zero it, behind the area's lock, as
+ * scanning.
  *
  * The chunks in flight count in the backend's budget (sort_budget.c), in
  * a share the GpuSort gives (gpusort_load_start): each time the leader has
