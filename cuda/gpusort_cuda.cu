@@ -3,8 +3,9 @@
  * gpusort_cuda.cu
  *	  The C interface of the CUDA engine (gpusort_cuda.h): CUDA start-up,
  *	  pinned chunk buffers, the chunk pipeline, memory limits, fault
- *	  injection, statistics.  The algorithms live in bucket_sort.cuh and
- *	  radix_sort.cuh.
+ *	  injection, statistics.  The algorithms live in bucket_sort.cuh (which
+ *	  includes its kernels, bucket_sort_kernels.cuh, and its block sort,
+ *	  block_key_sort.cuh) and radix_sort.cuh.
  *
  * Pipeline.  Each submitted chunk is copied to the device on the sort's own
  * stream, scanned for order (presort_scan), and, for the bucket sort, every

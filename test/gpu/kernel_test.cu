@@ -86,7 +86,7 @@ key_word(Dist d, size_t i, size_t n, int w)
 			return w == 0 ? (rng() % 100 == 0 ? rng() % (n + 1) : i) : 0;
 
 			/*
-			 * The block sort's later rounds (bucket_sort.cuh): keys whose
+			 * The block sort's later rounds (block_key_sort.cuh): keys whose
 			 * leading 32 varying bits often tie while the rest differ.
 			 */
 		case FLOATS:
