@@ -29,8 +29,9 @@
  * the final merge.  With more runs than the merge memory can read at once
  * (a read buffer of at least RUN_READ_BUFFER_MIN each), runs are first
  * merged in groups into longer runs, pass after pass, as tuplesort.c does.
- * The final merge then runs on the fly as the executor fetches: a binary
- * heap of the inputs' current records, nothing written twice.  Where the
+ * The final merge then runs on the fly as the executor fetches: a tree of
+ * losers over the inputs' current records, nothing written twice.  Tapes
+ * are read a chunk at a time and their records parsed from the chunk.  Where the
  * plan needs random access (backward scan, mark/restore, rewind), the
  * final merge is instead written to one more tape, whose records carry
  * their length at both ends so that it can be read backwards, and which
@@ -82,22 +83,44 @@ typedef struct MergeInput
 	bool		keys_order;
 	bool		exact;
 
+	/*
+	 * A tape is read a chunk at a time into chunk[], whose bytes from
+	 * chunk_pos to chunk_end are not parsed yet; each record is then
+	 * copied out of it into buf, where its tuple gets back its length and
+	 * its alignment.
+	 */
+	char	   *chunk;
+	Size		chunk_size;
+	Size		chunk_pos;
+	Size		chunk_end;
+
 	/* the current record */
 	MinimalTuple tuple;
 	const uint64 *key;
+	bool		exhausted;		/* no current record: past the last */
 	char	   *buf;			/* a tape's record, read */
 	Size		buflen;
-	MemoryContext cxt;			/* where buf lives */
+	MemoryContext cxt;			/* where buf and chunk live */
 } MergeInput;
 
-/* A merge: its inputs in a binary heap, smallest current record on top. */
+/*
+ * A merge: its inputs in a tree of losers (Knuth, TAOCP vol. 3, 5.4.1).
+ * Node j (1 <= j < ninputs) holds the input that lost the match played
+ * there, between the winners of its two subtrees; input i is leaf
+ * ninputs + i, and node 0 holds the overall winner, whose current record
+ * is the smallest.  When the winner advances, one match per level is
+ * replayed on its way up: log2(ninputs) comparisons, where a binary heap
+ * needs up to twice as many.  Where all inputs' keys decide their order
+ * (keys_decide), matches compare the keys' first words, kept in the tree
+ * beside the inputs, before anything else.
+ */
 typedef struct Merge
 {
 	MergeInput *inputs;
 	int			ninputs;
-	int		   *heap;
-	int			heapsize;
-	bool		top_returned;	/* the top's record went out: advance it */
+	int		   *tree;			/* ninputs entries: winner, then losers */
+	bool		keys_decide;	/* every input's keys order its records */
+	bool		winner_returned;	/* the winner's record went out: advance it */
 } Merge;
 
 struct SortRuns
@@ -380,17 +403,50 @@ runs_write_batch(SortRuns *runs, SortBatch *batch)
  * ---------------------------------------------------------------------
  */
 
-/* Make in's next record current; false at its end. */
+/*
+ * Make sure in's chunk holds the next `need` bytes of its tape unparsed,
+ * reading more (and keeping the bytes not parsed yet) as needed.
+ */
+static void
+input_fill(MergeInput *in, Size need)
+{
+	Size		have = in->chunk_end - in->chunk_pos;
+
+	if (have >= need)
+		return;
+	if (need > in->chunk_size)
+	{
+		Size		newsize = Max(need, in->chunk_size * 2);
+		char	   *chunk = MemoryContextAlloc(in->cxt, newsize);
+
+		memcpy(chunk, in->chunk + in->chunk_pos, have);
+		pfree(in->chunk);
+		in->chunk = chunk;
+		in->chunk_size = newsize;
+	}
+	else
+		memmove(in->chunk, in->chunk + in->chunk_pos, have);
+	in->chunk_pos = 0;
+	in->chunk_end = have;
+	in->chunk_end += LogicalTapeRead(in->tape, in->chunk + have, in->chunk_size - have);
+	if (in->chunk_end < need)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("gpusort: unexpected end of data in a temporary file")));
+}
+
+/* Make in's next record current; false (and exhausted) at its end. */
 static bool
 input_advance(MergeInput *in)
 {
 	uint32		len;
 	Size		key_bytes;
+	const char *record;
 
 	if (in->tape == NULL)
 	{
 		if (in->mem_pos >= in->mem_n)
-			return false;
+			return !(in->exhausted = true);
 		if (in->mem_pos + 16 < in->mem_n)
 			gs_prefetch(in->mem_tuples[in->mem_pos + 16]);
 		in->tuple = in->mem_tuples[in->mem_pos];
@@ -399,8 +455,13 @@ input_advance(MergeInput *in)
 		return true;
 	}
 	if (in->remaining == 0)
-		return false;
-	read_exactly(in->tape, &len, sizeof(len));
+		return !(in->exhausted = true);
+	input_fill(in, sizeof(len));
+	memcpy(&len, in->chunk + in->chunk_pos, sizeof(len));
+	input_fill(in, sizeof(len) + len);
+	record = in->chunk + in->chunk_pos + sizeof(len);
+	in->chunk_pos += sizeof(len) + len;
+
 	if (len + MINIMAL_TUPLE_DATA_OFFSET > in->buflen)
 	{
 		Size		newlen = Max(len + MINIMAL_TUPLE_DATA_OFFSET, Max(in->buflen * 2, 1024));
@@ -411,11 +472,10 @@ input_advance(MergeInput *in)
 		in->buflen = newlen;
 	}
 	key_bytes = in->key_words * sizeof(uint64);
-	if (key_bytes > 0)
-		read_exactly(in->tape, in->buf, key_bytes);
+	memcpy(in->buf, record, key_bytes);
 	in->key = (const uint64 *) in->buf;
 	in->tuple = (MinimalTuple) (in->buf + key_bytes);
-	read_exactly(in->tape, TAPE_TUPLE_DATA(in->tuple), len - key_bytes);
+	memcpy(TAPE_TUPLE_DATA(in->tuple), record + key_bytes, len - key_bytes);
 	in->tuple->t_len = len - key_bytes + MINIMAL_TUPLE_DATA_OFFSET;
 	in->remaining--;
 	return true;
@@ -443,84 +503,47 @@ compare_inputs(SortRuns *runs, const MergeInput *a, const MergeInput *b)
 	return gpusort_compare_tuples(&runs->tb, a->tuple, b->tuple);
 }
 
-static void
-heap_sift_down(SortRuns *runs, Merge *m, int i)
-{
-	for (;;)
-	{
-		int			smallest = i;
-		int			l = 2 * i + 1;
-		int			r = l + 1;
-		int			tmp;
-
-		if (l < m->heapsize &&
-			compare_inputs(runs, &m->inputs[m->heap[l]], &m->inputs[m->heap[smallest]]) < 0)
-			smallest = l;
-		if (r < m->heapsize &&
-			compare_inputs(runs, &m->inputs[m->heap[r]], &m->inputs[m->heap[smallest]]) < 0)
-			smallest = r;
-		if (smallest == i)
-			return;
-		tmp = m->heap[i];
-		m->heap[i] = m->heap[smallest];
-		m->heap[smallest] = tmp;
-		i = smallest;
-	}
-}
-
-/* Read each input's first record and heap them. */
-static void
-merge_start(SortRuns *runs, Merge *m)
-{
-	m->heap = MemoryContextAlloc(GetMemoryChunkContext(m->inputs),
-								 sizeof(int) * Max(m->ninputs, 1));
-	m->heapsize = 0;
-	for (int i = 0; i < m->ninputs; i++)
-	{
-		if (input_advance(&m->inputs[i]))
-			m->heap[m->heapsize++] = i;
-	}
-	for (int i = m->heapsize / 2 - 1; i >= 0; i--)
-		heap_sift_down(runs, m, i);
-	m->top_returned = false;
-}
-
-/* The merge's next input, whose current record is the smallest; NULL at the end. */
-static MergeInput *
-merge_next(SortRuns *runs, Merge *m)
-{
-	if (m->top_returned && m->heapsize > 0)
-	{
-		if (!input_advance(&m->inputs[m->heap[0]]))
-			m->heap[0] = m->heap[--m->heapsize];
-		if (m->heapsize > 1)
-			heap_sift_down(runs, m, 0);
-	}
-	if (m->heapsize == 0)
-		return NULL;
-	m->top_returned = true;
-	return &m->inputs[m->heap[0]];
-}
-
 /*
- * Set up in to read run's tape with a read buffer of buffer_size bytes;
- * its record buffer lives in cxt.
+ * Whether input a's current record goes out before input b's: an
+ * exhausted input after every other, equal records in input order (the
+ * runs' order, so that the merge is deterministic).
  */
-static void
-input_from_tape(MergeInput *in, RunTape *run, Size buffer_size, MemoryContext cxt)
+static inline bool
+input_precedes(SortRuns *runs, Merge *m, int a, int b)
 {
-	memset(in, 0, sizeof(MergeInput));
-	in->cxt = cxt;
-	in->tape = run->tape;
-	in->remaining = run->ntuples;
-	in->key_words = run->key_words;
-	in->layout_version = run->layout_version;
-	in->keys_order = run->keys_order;
-	in->exact = run->exact;
-	LogicalTapeRewindForRead(run->tape, buffer_size);
+	const MergeInput *ia = &m->inputs[a];
+	const MergeInput *ib = &m->inputs[b];
+	int			cmp;
+
+	if (ia->exhausted || ib->exhausted)
+		return ib->exhausted && (!ia->exhausted || a < b);
+	if (m->keys_decide && ia->key[0] != ib->key[0])
+		return ia->key[0] < ib->key[0];
+	cmp = compare_inputs(runs, ia, ib);
+	return cmp < 0 || (cmp == 0 && a < b);
 }
 
-/* Whether the inputs' keys can go on with a merge of them. */
+/* Play the matches of the subtree under node; its winner is returned. */
+static int
+tree_build(SortRuns *runs, Merge *m, int node)
+{
+	int			left;
+	int			right;
+
+	if (node >= m->ninputs)
+		return node - m->ninputs;
+	left = tree_build(runs, m, 2 * node);
+	right = tree_build(runs, m, 2 * node + 1);
+	if (input_precedes(runs, m, left, right))
+	{
+		m->tree[node] = right;
+		return left;
+	}
+	m->tree[node] = left;
+	return right;
+}
+
+/* Whether the inputs' keys decide the order of all their records. */
 static bool
 inputs_share_keys(MergeInput *inputs, int n)
 {
@@ -534,8 +557,75 @@ inputs_share_keys(MergeInput *inputs, int n)
 	return true;
 }
 
+/* Read each input's first record and play the tournament. */
+static void
+merge_start(SortRuns *runs, Merge *m)
+{
+	m->tree = MemoryContextAlloc(GetMemoryChunkContext(m->inputs),
+								 sizeof(int) * Max(m->ninputs, 1));
+	for (int i = 0; i < m->ninputs; i++)
+		(void) input_advance(&m->inputs[i]);
+	m->keys_decide = inputs_share_keys(m->inputs, m->ninputs);
+	if (m->ninputs > 0)
+		m->tree[0] = tree_build(runs, m, 1);
+	m->winner_returned = false;
+}
+
+/* The merge's next input, whose current record is the smallest; NULL at the end. */
+static MergeInput *
+merge_next(SortRuns *runs, Merge *m)
+{
+	int			winner;
+
+	if (m->ninputs == 0)
+		return NULL;
+	winner = m->tree[0];
+	if (m->winner_returned)
+	{
+		/* replay the winner's matches on its way up, with its next record */
+		(void) input_advance(&m->inputs[winner]);
+		for (int node = (winner + m->ninputs) / 2; node > 0; node /= 2)
+		{
+			if (input_precedes(runs, m, m->tree[node], winner))
+			{
+				int			loser = winner;
+
+				winner = m->tree[node];
+				m->tree[node] = loser;
+			}
+		}
+		m->tree[0] = winner;
+	}
+	if (m->inputs[winner].exhausted)
+		return NULL;
+	m->winner_returned = true;
+	return &m->inputs[winner];
+}
+
 /*
- * Merge the n runs of group into one run on a new tape.  The heap and the
+ * Set up in to read run's tape with buffer_size bytes of read buffers, half
+ * logtape.c's and half its chunk; these and its record buffer live in cxt.
+ */
+static void
+input_from_tape(MergeInput *in, RunTape *run, Size buffer_size, MemoryContext cxt)
+{
+	Size		tape_buffer = Max(buffer_size / 2 - (buffer_size / 2) % BLCKSZ, BLCKSZ);
+
+	memset(in, 0, sizeof(MergeInput));
+	in->cxt = cxt;
+	in->tape = run->tape;
+	in->remaining = run->ntuples;
+	in->key_words = run->key_words;
+	in->layout_version = run->layout_version;
+	in->keys_order = run->keys_order;
+	in->exact = run->exact;
+	in->chunk_size = Max(buffer_size - tape_buffer, BLCKSZ);
+	in->chunk = MemoryContextAlloc(cxt, in->chunk_size);
+	LogicalTapeRewindForRead(run->tape, tape_buffer);
+}
+
+/*
+ * Merge the n runs of group into one run on a new tape.  The tree and the
  * inputs' buffers live in the pass's own memory, which goes with it.
  */
 static RunTape
@@ -547,22 +637,21 @@ merge_to_run(SortRuns *runs, RunTape *group, int n, Size buffer_size)
 	Merge		m = {0};
 	RunTape		out = {0};
 	MergeInput *in;
-	bool		keep_keys;
 	int64		count = 0;
 
 	m.inputs = palloc(sizeof(MergeInput) * n);
 	m.ninputs = n;
 	for (int i = 0; i < n; i++)
 		input_from_tape(&m.inputs[i], &group[i], buffer_size, mergecxt);
-	keep_keys = inputs_share_keys(m.inputs, n);
+	merge_start(runs, &m);
 	MemoryContextSwitchTo(oldcxt);
 
+	/* the merged run keeps the keys where they decide in all its inputs */
 	out.tape = new_tape(runs);
-	out.key_words = keep_keys ? m.inputs[0].key_words : 0;
+	out.key_words = m.keys_decide ? m.inputs[0].key_words : 0;
 	out.layout_version = m.inputs[0].layout_version;
-	out.keys_order = keep_keys;
-	out.exact = keep_keys && m.inputs[0].exact;
-	merge_start(runs, &m);
+	out.keys_order = m.keys_decide;
+	out.exact = m.keys_decide && m.inputs[0].exact;
 	while ((in = merge_next(runs, &m)) != NULL)
 	{
 		if (++count % RECORDS_PER_INTERRUPT_CHECK == 0)
@@ -679,7 +768,7 @@ runs_start_merge(SortRuns *runs, SortBatch *last, Size merge_memory,
 			if (m->inputs[i].tape)
 				LogicalTapeClose(m->inputs[i].tape);
 		}
-		m->ninputs = m->heapsize = 0;
+		m->ninputs = 0;
 		runs->result_n = count;
 		LogicalTapeFreeze(runs->result, NULL);
 		runs->tape_at = 0;
