@@ -111,14 +111,18 @@ typedef struct MergeInput
  * is the smallest.  When the winner advances, one match per level is
  * replayed on its way up: log2(ninputs) comparisons, where a binary heap
  * needs up to twice as many.  Where all inputs' keys decide their order
- * (keys_decide), matches compare the keys' first words, kept in the tree
- * beside the inputs, before anything else.
+ * (keys_decide), a match compares the first words of the two inputs' keys,
+ * kept side by side in first_words (the largest word for an exhausted
+ * input), and looks further only where they are equal; the winner is then
+ * chosen without a branch, since on unsorted data which input wins cannot
+ * be predicted.
  */
 typedef struct Merge
 {
 	MergeInput *inputs;
 	int			ninputs;
 	int		   *tree;			/* ninputs entries: winner, then losers */
+	uint64	   *first_words;	/* each input's key's first word */
 	bool		keys_decide;	/* every input's keys order its records */
 	bool		winner_returned;	/* the winner's record went out: advance it */
 } Merge;
@@ -523,6 +527,26 @@ input_precedes(SortRuns *runs, Merge *m, int a, int b)
 	return cmp < 0 || (cmp == 0 && a < b);
 }
 
+/* Whether input a's current record goes out before input b's, fast where keys decide. */
+static inline bool
+input_wins(SortRuns *runs, Merge *m, int a, int b)
+{
+	if (m->keys_decide && m->first_words[a] != m->first_words[b])
+		return m->first_words[a] < m->first_words[b];
+	return input_precedes(runs, m, a, b);
+}
+
+/* Make input i's next record current, and note its key's first word. */
+static void
+merge_advance(Merge *m, int i)
+{
+	MergeInput *in = &m->inputs[i];
+	bool		more = input_advance(in);
+
+	if (m->keys_decide)
+		m->first_words[i] = more ? in->key[0] : PG_UINT64_MAX;
+}
+
 /* Play the matches of the subtree under node; its winner is returned. */
 static int
 tree_build(SortRuns *runs, Merge *m, int node)
@@ -534,7 +558,7 @@ tree_build(SortRuns *runs, Merge *m, int node)
 		return node - m->ninputs;
 	left = tree_build(runs, m, 2 * node);
 	right = tree_build(runs, m, 2 * node + 1);
-	if (input_precedes(runs, m, left, right))
+	if (input_wins(runs, m, left, right))
 	{
 		m->tree[node] = right;
 		return left;
@@ -561,11 +585,13 @@ inputs_share_keys(MergeInput *inputs, int n)
 static void
 merge_start(SortRuns *runs, Merge *m)
 {
-	m->tree = MemoryContextAlloc(GetMemoryChunkContext(m->inputs),
-								 sizeof(int) * Max(m->ninputs, 1));
-	for (int i = 0; i < m->ninputs; i++)
-		(void) input_advance(&m->inputs[i]);
+	MemoryContext cxt = GetMemoryChunkContext(m->inputs);
+
+	m->tree = MemoryContextAlloc(cxt, sizeof(int) * Max(m->ninputs, 1));
+	m->first_words = MemoryContextAlloc(cxt, sizeof(uint64) * Max(m->ninputs, 1));
 	m->keys_decide = inputs_share_keys(m->inputs, m->ninputs);
+	for (int i = 0; i < m->ninputs; i++)
+		merge_advance(m, i);
 	if (m->ninputs > 0)
 		m->tree[0] = tree_build(runs, m, 1);
 	m->winner_returned = false;
@@ -583,16 +609,14 @@ merge_next(SortRuns *runs, Merge *m)
 	if (m->winner_returned)
 	{
 		/* replay the winner's matches on its way up, with its next record */
-		(void) input_advance(&m->inputs[winner]);
+		merge_advance(m, winner);
 		for (int node = (winner + m->ninputs) / 2; node > 0; node /= 2)
 		{
-			if (input_precedes(runs, m, m->tree[node], winner))
-			{
-				int			loser = winner;
+			int			other = m->tree[node];
+			bool		other_wins = input_wins(runs, m, other, winner);
 
-				winner = m->tree[node];
-				m->tree[node] = loser;
-			}
+			m->tree[node] = other_wins ? winner : other;
+			winner = other_wins ? other : winner;
 		}
 		m->tree[0] = winner;
 	}
