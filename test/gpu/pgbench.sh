@@ -8,9 +8,12 @@
 # data, with the same clients and duration: once with gpusort.enabled = on
 # (on PGBENCH_ENGINE) and once off (PostgreSQL's Sort).  Each transaction is
 # one of the scripts in test/gpu/pgbench/ (ORDER BY an integer, a float and
-# an integer, text, a window function), each sorting PGBENCH_SPAN rows of a
-# random range, and checks its own result against an aggregate that needs
-# no sort: a wrong row is an error.
+# an integer, text, a window function), each sorting the PGBENCH_SPAN rows
+# of one of PGBENCH_WINDOWS ranges of ids, chosen at random, and checks its
+# own result against the aggregates of that range, which need no sort and
+# are computed once before the runs (bench_expect): a wrong row is an
+# error, and the check costs an index probe, so that throughput measures
+# the sorts rather than the checking.
 #
 # It fails unless, in both runs, no client aborted and no transaction
 # failed, no ERROR or FATAL reached the server log (a GPU out of memory
@@ -25,6 +28,7 @@
 #   PGBENCH_DURATION  seconds of each run (300)
 #   PGBENCH_ROWS      rows in the table (2000000)
 #   PGBENCH_SPAN      rows each query sorts (250000)
+#   PGBENCH_WINDOWS   ranges of ids the queries choose from (16)
 #   PGBENCH_ENGINE    gpusort.engine for the "on" run (gpu)
 #   PGBENCH_EXTRA_CONF more server settings (lines)
 #   GPUSORT_NO_BUILD  1: use the installed gpusort, do not build and install
@@ -37,6 +41,8 @@ clients=${PGBENCH_CLIENTS:-32}
 duration=${PGBENCH_DURATION:-300}
 rows=${PGBENCH_ROWS:-2000000}
 span=${PGBENCH_SPAN:-250000}
+windows=${PGBENCH_WINDOWS:-16}
+step=$(( windows > 1 ? (rows - span) / (windows - 1) : 0 ))
 engine=${PGBENCH_ENGINE:-gpu}
 mkdir -p "$out"
 export PG_CONFIG=${PG_CONFIG:-pg_config}
@@ -73,8 +79,16 @@ CREATE TABLE bench AS
     FROM generate_series(1, $rows) g;
 CREATE INDEX ON bench (id);
 ANALYZE bench;
+-- what each range's sorts must give, computed with aggregates, no sort
+CREATE TABLE bench_expect AS
+  SELECT lo, a.min_k, a.max_k, a.max_f, a.max_s,
+         (SELECT max(k) FROM bench WHERE id BETWEEN lo AND lo + $span - 1 AND f = a.max_f) AS max_k_at_max_f
+    FROM (SELECT 1 + w * $step AS lo FROM generate_series(0, $windows - 1) w) r,
+         LATERAL (SELECT min(k) AS min_k, max(k) AS max_k, max(f) AS max_f, max(s) AS max_s
+                    FROM bench WHERE id BETWEEN lo AND lo + $span - 1) a;
+CREATE UNIQUE INDEX ON bench_expect (lo);
 SQL
-echo "== pgbench: $clients clients, ${duration}s per run, $rows rows, $span rows per sort, engine $engine"
+echo "== pgbench: $clients clients, ${duration}s per run, $rows rows, $span rows per sort ($windows ranges), engine $engine"
 psql -XqAt -c "SELECT 'gpusort ' || version || ', ' || build || ', engines ' || engines || ', ' || gpus FROM gpusort_info()"
 psql -XqAt -c "EXPLAIN (COSTS OFF) SELECT k FROM bench WHERE id BETWEEN 1 AND $span ORDER BY k DESC, id OFFSET $span - 1" \
   | grep -q 'Custom Scan (GpuSort)' || { echo "FAIL: the queries are not GpuSorts"; exit 1; }
@@ -86,7 +100,7 @@ declare -A tps
 for mode in on off; do
   offset=$(stat -c %s "$log")
   PGOPTIONS="-c gpusort.enabled=$mode" pgbench -n -c "$clients" -j "$clients" -T "$duration" \
-      -D rows="$rows" -D span="$span" -P 30 "${scripts[@]}" > "$out/pgbench-$mode.log" 2>&1
+      -D span="$span" -D windows="$windows" -D step="$step" -P 30 "${scripts[@]}" > "$out/pgbench-$mode.log" 2>&1
   rc=$?
   tail -c +$((offset + 1)) "$log" > "$out/server-$mode.log"
   tps[$mode]=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$out/pgbench-$mode.log" | head -1)
