@@ -7,12 +7,13 @@
 --   Written, Merge Passes and Disk Used, and no Fallback: size alone never
 --   sends a sort to PostgreSQL's tuplesort; with the input's size known,
 --   the last batch, which is merged from memory, is a full one;
--- * over spilled runs: results of plain sorts, text sorts, a Merge Join
---   (mark and restore on the merged result), a nested loop that rescans
---   the sort (rewinding the merged result), a correlated subquery (sorting
---   again for each outer row),
---   and a SCROLL cursor (backward over the merged result), all compared
---   with PostgreSQL's Sort;
+-- * over spilled runs: results of plain sorts, text sorts, keys whose
+--   first word is all ones (the merge's mark of a run that has ended), a
+--   Merge Join (mark and restore on the merged result), a nested loop
+--   that rescans the sort (rewinding the merged result), a correlated
+--   subquery (sorting again for each outer row), and a SCROLL cursor
+--   (backward over the merged result), all compared with PostgreSQL's
+--   Sort;
 -- * keys that change between runs (a NULL first seen in a late run),
 --   libc and ICU collations, numeric, and batches that comparators order
 --   (cpu_alloc) merged with others;
@@ -40,6 +41,14 @@ SELECT gs_check('SELECT s, id FROM gs_fb WHERE id <= 50000 ORDER BY s DESC');
 -- tens of runs and several merge passes: 200k rows
 SELECT * FROM analyze_lines('SELECT k, f, id FROM gs_fb ORDER BY k, f DESC');
 SELECT gs_check('SELECT k, f, id FROM gs_fb ORDER BY k, f DESC', 2);
+-- keys at the top of the key space: int8's largest value is a key whose
+-- first word is all ones, the word the merge also gives a run that has
+-- run out; a third of the rows have it, so every run ends with them
+SELECT gs_check('SELECT k, id FROM (SELECT CASE WHEN id % 3 = 0 THEN 9223372036854775807 ELSE k::int8 END AS k, id
+                   FROM gs_fb WHERE id <= 50000) x ORDER BY k');
+SELECT count(*) FILTER (WHERE k = 9223372036854775807) AS top_keys, count(*) AS all_rows
+  FROM (SELECT k FROM (SELECT CASE WHEN id % 3 = 0 THEN 9223372036854775807 ELSE k::int8 END AS k
+                         FROM gs_fb WHERE id <= 50000) x ORDER BY k OFFSET 33000) y;
 -- a small sort stays in memory: no runs
 SELECT * FROM analyze_lines('SELECT k FROM gs_fb WHERE id <= 1000 ORDER BY k');
 
