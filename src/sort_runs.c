@@ -30,9 +30,9 @@
  * (a read buffer of at least RUN_READ_BUFFER_MIN each), runs are first
  * merged in groups into longer runs, pass after pass, as tuplesort.c does.
  * The final merge then runs on the fly as the executor fetches: a tree of
- * losers over the inputs' current records, nothing written twice.  Tapes
- * are read a chunk at a time and their records parsed from the chunk.  Where the
- * plan needs random access (backward scan, mark/restore, rewind), the
+ * losers over the inputs' current records, nothing written twice; tapes
+ * are read a chunk at a time, and records parsed from the chunk.  Where
+ * the plan needs random access (backward scan, mark/restore, rewind), the
  * final merge is instead written to one more tape, whose records carry
  * their length at both ends so that it can be read backwards, and which
  * is frozen so that it can be read again.
@@ -450,7 +450,10 @@ input_advance(MergeInput *in)
 	if (in->tape == NULL)
 	{
 		if (in->mem_pos >= in->mem_n)
-			return !(in->exhausted = true);
+		{
+			in->exhausted = true;
+			return false;
+		}
 		if (in->mem_pos + 16 < in->mem_n)
 			gs_prefetch(in->mem_tuples[in->mem_pos + 16]);
 		in->tuple = in->mem_tuples[in->mem_pos];
@@ -459,7 +462,10 @@ input_advance(MergeInput *in)
 		return true;
 	}
 	if (in->remaining == 0)
-		return !(in->exhausted = true);
+	{
+		in->exhausted = true;
+		return false;
+	}
 	input_fill(in, sizeof(len));
 	memcpy(&len, in->chunk + in->chunk_pos, sizeof(len));
 	input_fill(in, sizeof(len) + len);
@@ -521,13 +527,11 @@ input_precedes(SortRuns *runs, Merge *m, int a, int b)
 
 	if (ia->exhausted || ib->exhausted)
 		return ib->exhausted && (!ia->exhausted || a < b);
-	if (m->keys_decide && ia->key[0] != ib->key[0])
-		return ia->key[0] < ib->key[0];
 	cmp = compare_inputs(runs, ia, ib);
 	return cmp < 0 || (cmp == 0 && a < b);
 }
 
-/* Whether input a's current record goes out before input b's, fast where keys decide. */
+/* input_precedes(), deciding at once where the keys' first words differ */
 static inline bool
 input_wins(SortRuns *runs, Merge *m, int a, int b)
 {
