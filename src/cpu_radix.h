@@ -50,7 +50,8 @@ extern size_t gs_cpu_radix_workspace(size_t n, int key_words);
 
 /*
  * Sort n records (n < 2^32: the indexes are 32-bit); chunks[c] holds records
- * c*chunk_records ...; perm receives n indexes.  workspace must be gs_cpu_radix_workspace() bytes, 8-aligned.
+ * c*chunk_records ...; perm receives n indexes.  workspace must be
+ * gs_cpu_radix_workspace() bytes, 8-aligned.
  * threads, if not NULL, share the work of a large sort; the result is the
  * same.  Returns the number of digits that needed a pass (0 when the input
  * was already in order).

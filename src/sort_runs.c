@@ -491,6 +491,14 @@ input_advance(MergeInput *in)
 	return true;
 }
 
+/* Whether two inputs' keys can decide the order of their records. */
+static bool
+keys_comparable(const MergeInput *a, const MergeInput *b)
+{
+	return a->keys_order && b->keys_order && a->key_words > 0 &&
+		a->key_words == b->key_words && a->layout_version == b->layout_version;
+}
+
 /*
  * Order of two inputs' current records: by their keys where both runs'
  * keys can decide, else (and where inexact keys are equal) by PostgreSQL's
@@ -499,8 +507,7 @@ input_advance(MergeInput *in)
 static int
 compare_inputs(SortRuns *runs, const MergeInput *a, const MergeInput *b)
 {
-	if (a->keys_order && b->keys_order && a->key_words > 0 &&
-		a->key_words == b->key_words && a->layout_version == b->layout_version)
+	if (keys_comparable(a, b))
 	{
 		for (int w = 0; w < a->key_words; w++)
 		{
@@ -577,9 +584,7 @@ inputs_share_keys(MergeInput *inputs, int n)
 {
 	for (int i = 0; i < n; i++)
 	{
-		if (!inputs[i].keys_order || inputs[i].key_words == 0 ||
-			inputs[i].key_words != inputs[0].key_words ||
-			inputs[i].layout_version != inputs[0].layout_version)
+		if (!keys_comparable(&inputs[0], &inputs[i]))
 			return false;
 	}
 	return true;
