@@ -327,6 +327,8 @@ struct GsCudaSort
 	/* what has arrived on the device */
 	size_t		submitted_records = 0;
 	size_t		next_chunk = 0;
+	bool		uploading = false;	/* next_chunk came by gscuda_sort_upload */
+	cudaEvent_t uploaded = nullptr; /* recorded after the latest upload */
 	size_t		capacity = 0;	/* records the device arrays hold */
 	DevBuf<uint64_t> keys;
 	DevBuf<PresortStats> presort;
@@ -383,7 +385,8 @@ release_sort(GsCudaSort *sort)
 	for (cudaEvent_t ev : sort->events)
 		(void) cudaEventDestroy(ev);
 	sort->events.clear();
-	for (cudaEvent_t *ev : {&sort->sort_start, &sort->sort_end, &sort->d2h_start, &sort->d2h_end})
+	for (cudaEvent_t *ev : {&sort->sort_start, &sort->sort_end, &sort->d2h_start, &sort->d2h_end,
+							&sort->uploaded})
 	{
 		if (*ev)
 			(void) cudaEventDestroy(*ev);
@@ -537,8 +540,9 @@ submit_chunk(GsCudaSort *sort, size_t chunkno, size_t nrecords)
 	size_t		end = start + nrecords;
 	int			kw = sort->key_words;
 	cudaEvent_t ev[2];
+	bool		uploaded = sort->uploading && chunkno == sort->next_chunk;
 
-	if (chunkno >= sort->chunks.size() || sort->chunks[chunkno] == nullptr)
+	if (!uploaded && (chunkno >= sort->chunks.size() || sort->chunks[chunkno] == nullptr))
 		fail("chunk submitted before its buffer was requested");
 	if (nrecords > sort->chunk_records)
 		fail("chunk holds more records than chunk_records");
@@ -549,6 +553,7 @@ submit_chunk(GsCudaSort *sort, size_t chunkno, size_t nrecords)
 	if (sort->fault == GSCUDA_FAULT_LOST && chunkno > 0)
 		lose_device("device lost after the first chunk (injected fault)",
 					cudaErrorDevicesUnavailable);
+	sort->uploading = false;
 	if (nrecords == 0)
 	{
 		sort->next_chunk++;
@@ -556,18 +561,21 @@ submit_chunk(GsCudaSort *sort, size_t chunkno, size_t nrecords)
 	}
 
 	ensure_capacity(sort, end);
-	make_event(&ev[0]);
-	sort->events.push_back(ev[0]);
-	make_event(&ev[1]);
-	sort->events.push_back(ev[1]);
+	if (!uploaded)
+	{
+		make_event(&ev[0]);
+		sort->events.push_back(ev[0]);
+		make_event(&ev[1]);
+		sort->events.push_back(ev[1]);
 
-	GS_CHECK(cudaEventRecord(ev[0], sort->stream));
-	if (sort->fault == GSCUDA_FAULT_H2D)
-		fail("cudaMemcpyAsync to the device (injected fault)", cudaErrorInvalidValue);
-	GS_CHECK(cudaMemcpyAsync(sort->keys.get() + start * kw, sort->chunks[chunkno],
-							 nrecords * kw * sizeof(uint64_t), cudaMemcpyHostToDevice,
-							 sort->stream));
-	GS_CHECK(cudaEventRecord(ev[1], sort->stream));
+		GS_CHECK(cudaEventRecord(ev[0], sort->stream));
+		if (sort->fault == GSCUDA_FAULT_H2D)
+			fail("cudaMemcpyAsync to the device (injected fault)", cudaErrorInvalidValue);
+		GS_CHECK(cudaMemcpyAsync(sort->keys.get() + start * kw, sort->chunks[chunkno],
+								 nrecords * kw * sizeof(uint64_t), cudaMemcpyHostToDevice,
+								 sort->stream));
+		GS_CHECK(cudaEventRecord(ev[1], sort->stream));
+	}
 
 	presort_scan(sort->ctx, kw, sort->keys.get(), start, end, sort->presort.get());
 	sort->submitted_records = end;
@@ -585,6 +593,46 @@ submit_chunk(GsCudaSort *sort, size_t chunkno, size_t nrecords)
 			sort->tiles_sorted = complete;
 		}
 	}
+}
+
+/*
+ * Copy nwords words of chunk chunkno, from word word_offset on, from src
+ * (registered host memory) to the device, where the chunk's keys go.  The
+ * chunk is the next one to be submitted; its device room is made before its
+ * first piece arrives, so that no later growth moves pieces already there.
+ */
+static void
+upload_piece(GsCudaSort *sort, size_t chunkno, size_t word_offset,
+			 const uint64_t *src, size_t nwords)
+{
+	size_t		start = chunkno * sort->chunk_records;
+	int			kw = sort->key_words;
+	cudaEvent_t ev[2];
+
+	if (chunkno != sort->next_chunk || start != sort->submitted_records)
+		fail("keys uploaded for a chunk other than the next one");
+	if (word_offset + nwords > sort->chunk_records * kw)
+		fail("keys uploaded beyond the end of their chunk");
+	if (start >= ((size_t) 1 << 32) - 1)
+		fail("sorts of 2^32 records or more are not supported");
+	ensure_capacity(sort, start + sort->chunk_records);
+	sort->uploading = true;
+	if (nwords == 0)
+		return;
+
+	make_event(&ev[0]);
+	sort->events.push_back(ev[0]);
+	make_event(&ev[1]);
+	sort->events.push_back(ev[1]);
+	if (sort->uploaded == nullptr)
+		make_event(&sort->uploaded);
+	GS_CHECK(cudaEventRecord(ev[0], sort->stream));
+	if (sort->fault == GSCUDA_FAULT_H2D)
+		fail("cudaMemcpyAsync to the device (injected fault)", cudaErrorInvalidValue);
+	GS_CHECK(cudaMemcpyAsync(sort->keys.get() + start * kw + word_offset, src,
+							 nwords * sizeof(uint64_t), cudaMemcpyHostToDevice, sort->stream));
+	GS_CHECK(cudaEventRecord(ev[1], sort->stream));
+	GS_CHECK(cudaEventRecord(sort->uploaded, sort->stream));
 }
 
 static float
@@ -1072,6 +1120,72 @@ gscuda_sort_submit(GsCudaSort *sort, size_t chunkno, size_t nrecords,
 		set_error(errbuf, errlen, "unexpected error in gscuda_sort_submit");
 	}
 	return 1;
+}
+
+GS_EXPORT int
+gscuda_sort_upload(GsCudaSort *sort, size_t chunkno, size_t word_offset,
+				   const uint64_t *src, size_t nwords, char *errbuf, size_t errlen)
+{
+	try
+	{
+		if (sort == nullptr)
+			fail("no sort");
+		upload_piece(sort, chunkno, word_offset, src, nwords);
+		return 0;
+	}
+	catch (const GsError &e)
+	{
+		set_error(errbuf, errlen, e.message.c_str());
+		probe_lost();
+	}
+	catch (...)
+	{
+		set_error(errbuf, errlen, "unexpected error in gscuda_sort_upload");
+	}
+	return 1;
+}
+
+GS_EXPORT int
+gscuda_sort_wait_uploads(GsCudaSort *sort, char *errbuf, size_t errlen)
+{
+	try
+	{
+		if (sort == nullptr)
+			fail("no sort");
+		if (sort->uploaded)
+			GS_CHECK(cudaEventSynchronize(sort->uploaded));
+		return 0;
+	}
+	catch (const GsError &e)
+	{
+		set_error(errbuf, errlen, e.message.c_str());
+		probe_lost();
+	}
+	catch (...)
+	{
+		set_error(errbuf, errlen, "unexpected error in gscuda_sort_wait_uploads");
+	}
+	return 1;
+}
+
+GS_EXPORT int
+gscuda_register_host(void *p, size_t bytes, char *errbuf, size_t errlen)
+{
+	cudaError_t err;
+
+	if (cuda_lost)
+	{
+		set_error(errbuf, errlen, cuda_lost_error);
+		return 1;
+	}
+	err = cudaHostRegister(p, bytes, cudaHostRegisterPortable);
+	if (err != cudaSuccess)
+	{
+		set_error(errbuf, errlen, cudaGetErrorString(err));
+		(void) cudaGetLastError();
+		return 1;
+	}
+	return 0;
 }
 
 GS_EXPORT int

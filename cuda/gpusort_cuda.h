@@ -20,7 +20,9 @@
  * submitted as soon as it is full, so the transfer and the tile sorts
  * overlap with the production of the next chunk.  Chunk buffers stay valid
  * and unchanged until gscuda_sort_end(): the caller reads keys back from
- * them for its tie-resolution pass.
+ * them for its tie-resolution pass.  A caller whose keys already lie in
+ * host memory it registered (gscuda_register_host) uploads them from there
+ * instead, piece by piece, with no chunk buffer and no copy on the host.
  *
  *-------------------------------------------------------------------------
  */
@@ -139,6 +141,28 @@ extern size_t gscuda_sort_memory(GsCudaSort *sort);
 /* Pinned host buffer for chunk chunkno (chunk_records * key_words words). */
 extern uint64_t *gscuda_sort_chunk(GsCudaSort *sort, size_t chunkno,
 								   char *errbuf, size_t errlen);
+
+/*
+ * Copy nwords words of chunk chunkno's keys, from word word_offset on,
+ * from src straight to the device (asynchronous).  src lies in host memory
+ * registered with gscuda_register_host() and must stay unchanged until
+ * gscuda_sort_wait_uploads() returns.  The pieces of a chunk come in order,
+ * the chunk being the next one to submit; gscuda_sort_submit() then says
+ * how many records it holds.  A chunk comes either this way or through its
+ * buffer (gscuda_sort_chunk), never both.
+ */
+extern int	gscuda_sort_upload(GsCudaSort *sort, size_t chunkno, size_t word_offset,
+							   const uint64_t *src, size_t nwords,
+							   char *errbuf, size_t errlen);
+
+/* Wait until every upload of the sort has been copied. */
+extern int	gscuda_sort_wait_uploads(GsCudaSort *sort, char *errbuf, size_t errlen);
+
+/*
+ * Pin bytes of host memory at p (page-aligned) for every device of the
+ * process, so that uploads read it by DMA.
+ */
+extern int	gscuda_register_host(void *p, size_t bytes, char *errbuf, size_t errlen);
 
 /* Ship chunk chunkno holding nrecords records (asynchronous). */
 extern int	gscuda_sort_submit(GsCudaSort *sort, size_t chunkno, size_t nrecords,

@@ -11,12 +11,12 @@
  * with the least memory reserved, and sorts there.  Keys and results
  * travel through staging slots: fixed buffers in the server's main shared
  * memory (gpusort.service_staging), so the transfer needs neither a
- * dynamic segment per sort nor room in /dev/shm.
+ * dynamic segment per sort nor room in /dev/shm.  The service pins the
+ * slots for its GPUs, which read keys from them by DMA.
  *
  *	 backend                       shared memory                service
  *	 -------                       -------------                -------
- *	 keys of chunk i  --memcpy-->  slot (TO_SERVICE)  --memcpy-->  pinned
- *	                                                     chunk --> GPU
+ *	 keys of chunk i  --memcpy-->  slot (TO_SERVICE)  ----DMA---->  GPU
  *	 finish(n)        ---------->  request FINISHING  -- sort on the GPU
  *	 permutation      <--memcpy--  slot (TO_BACKEND)  <--memcpy--  pinned
  *

@@ -120,7 +120,56 @@ struct Case
 	Dist		dist;
 	size_t		expected;		/* hint */
 	size_t		mem_limit;
+	size_t		upload_words;	/* >0: keys uploaded in pieces of this many
+								 * words from registered memory, as the GPU
+								 * service sends them from its slots */
 };
+
+/*
+ * Registered host memory the upload cases send their pieces from: two
+ * halves used in turn, each waited for before it is written again, as the
+ * service frees a slot only once its upload is done.
+ */
+#define STAGING_WORDS	((size_t) 1 << 18)
+static uint64_t *staging = nullptr;
+
+static bool
+prepare_staging()
+{
+	char		errbuf[256];
+
+	if (posix_memalign((void **) &staging, 4096, 2 * STAGING_WORDS * sizeof(uint64_t)) != 0)
+		return false;
+	if (gscuda_register_host(staging, 2 * STAGING_WORDS * sizeof(uint64_t), errbuf,
+							 sizeof(errbuf)) != 0)
+	{
+		printf("FAIL gscuda_register_host: %s\n", errbuf);
+		return false;
+	}
+	return true;
+}
+
+/* Send chunk ch's keys (words of them at buf) piece by piece. */
+static int
+upload_chunk(GsCudaSort *sort, const Case &c, size_t ch, const uint64_t *buf, size_t words,
+			 char *errbuf, size_t errlen)
+{
+	static int	half = 0;
+
+	for (size_t at = 0; at < words; at += c.upload_words)
+	{
+		size_t		n = words - at < c.upload_words ? words - at : c.upload_words;
+		uint64_t   *piece = staging + half * STAGING_WORDS;
+
+		if (gscuda_sort_wait_uploads(sort, errbuf, errlen) != 0)
+			return 1;
+		memcpy(piece, buf + at, n * sizeof(uint64_t));
+		if (gscuda_sort_upload(sort, ch, at, piece, n, errbuf, errlen) != 0)
+			return 1;
+		half = 1 - half;
+	}
+	return gscuda_sort_wait_uploads(sort, errbuf, errlen);
+}
 
 static const char *
 algo_name(GsCudaAlgorithm a)
@@ -138,6 +187,7 @@ run_sort(const Case &c, std::string &err, bool compare)
 	char		errbuf[256] = "";
 	GsCudaSort *sort;
 	std::vector<uint64_t *> chunks;
+	std::vector<std::vector<uint64_t>> own_chunks;	/* upload cases */
 	size_t		nchunks = (c.n + c.chunk_records - 1) / c.chunk_records;
 	const uint32_t *perm = nullptr;
 	GsCudaStats stats;
@@ -152,10 +202,17 @@ run_sort(const Case &c, std::string &err, bool compare)
 	}
 	for (size_t ch = 0; ch < nchunks && rc == 0; ch++)
 	{
-		uint64_t   *buf = gscuda_sort_chunk(sort, ch, errbuf, sizeof(errbuf));
+		uint64_t   *buf;
 		size_t		first = ch * c.chunk_records;
 		size_t		count = c.n - first < c.chunk_records ? c.n - first : c.chunk_records;
 
+		if (c.upload_words > 0)
+		{
+			own_chunks.emplace_back(c.chunk_records * c.key_words);
+			buf = own_chunks.back().data();
+		}
+		else
+			buf = gscuda_sort_chunk(sort, ch, errbuf, sizeof(errbuf));
 		if (!buf)
 		{
 			rc = 1;
@@ -165,7 +222,10 @@ run_sort(const Case &c, std::string &err, bool compare)
 		for (size_t r = 0; r < count; r++)
 			for (int w = 0; w < c.key_words; w++)
 				buf[r * c.key_words + w] = key_word(c.dist, first + r, c.n, w);
-		if (gscuda_sort_submit(sort, ch, count, errbuf, sizeof(errbuf)) != 0)
+		if (c.upload_words > 0 &&
+			upload_chunk(sort, c, ch, buf, count * c.key_words, errbuf, sizeof(errbuf)) != 0)
+			rc = 1;
+		else if (gscuda_sort_submit(sort, ch, count, errbuf, sizeof(errbuf)) != 0)
 			rc = 1;
 	}
 	if (rc == 0 && gscuda_sort_finish(sort, c.n, &perm, &stats, errbuf, sizeof(errbuf)) != 0)
@@ -410,6 +470,42 @@ main(int argc, char **argv)
 		for (GsCudaAlgorithm a : algos)
 			check({1, a, 100000000, 1 << 17, UNIFORM, 100000000, 0});
 		check({1, GSCUDA_ALGO_BUCKET, 100000000, 1 << 17, ALL_EQUAL, 0, 0});
+	}
+
+	/* keys uploaded from registered memory, as the GPU service sends them */
+	if (!prepare_staging())
+		nfail++;
+	else
+	{
+		for (int kw = 1; kw <= 4; kw++)
+			for (GsCudaAlgorithm a : algos)
+			{
+				/* slot-sized pieces; pieces that cut records, chunks that cut tiles */
+				check({kw, a, 300007, 1 << 17, UNIFORM, 0, 0, STAGING_WORDS / 2});
+				check({kw, a, 20000, 1024, FEW_DISTINCT, 0, 0, 1000});
+				check({kw, a, 1, 1 << 17, UNIFORM, 0, 0, 1000});
+				if (!quick)
+					check({kw, a, 3000017, 1 << 17, ZIPF, 1000, 0, STAGING_WORDS});
+			}
+		for (GsCudaAlgorithm a : algos)
+		{
+			Case		c = {2, a, 50000, 4096, UNIFORM, 0, 0, 1000};
+			std::string err;
+
+			gscuda_set_fault(GSCUDA_FAULT_H2D);
+			if (run_sort(c, err, false) == 0 || err.empty())
+			{
+				printf("FAIL fault h2d on upload (%s): the sort did not fail\n", algo_name(a));
+				nfail++;
+			}
+			else
+			{
+				printf("  fault h2d on upload (%s): %s\n", algo_name(a), err.c_str());
+				npass++;
+			}
+			check(c);
+		}
+		printf("  uploads from registered memory: %d passed, %d failed so far\n", npass, nfail);
 	}
 
 	test_faults(quick);

@@ -31,6 +31,8 @@
 #   PGBENCH_WINDOWS   ranges of ids the queries choose from (16)
 #   PGBENCH_ENGINE    gpusort.engine for the "on" run (gpu)
 #   PGBENCH_EXTRA_CONF more server settings (lines)
+#   PGBENCH_MODES     which runs, in order ("on off"; "on" alone to compare
+#                     variants of gpusort against a native run made once)
 #   GPUSORT_NO_BUILD  1: use the installed gpusort, do not build and install
 #   PG_CONFIG, GPUSORT_TEST_USER as for test/run.sh
 set -uo pipefail
@@ -44,6 +46,7 @@ span=${PGBENCH_SPAN:-250000}
 windows=${PGBENCH_WINDOWS:-16}
 step=$(( windows > 1 ? (rows - span) / (windows - 1) : 0 ))
 engine=${PGBENCH_ENGINE:-gpu}
+modes=${PGBENCH_MODES:-on off}
 mkdir -p "$out"
 export PG_CONFIG=${PG_CONFIG:-pg_config}
 
@@ -97,7 +100,7 @@ scripts=()
 for f in "$root"/test/gpu/pgbench/*.sql; do scripts+=(-f "$f"); done
 status=0
 declare -A tps
-for mode in on off; do
+for mode in $modes; do
   offset=$(stat -c %s "$log")
   PGOPTIONS="-c gpusort.enabled=$mode" pgbench -n -c "$clients" -j "$clients" -T "$duration" \
       -D span="$span" -D windows="$windows" -D step="$step" -P 30 "${scripts[@]}" > "$out/pgbench-$mode.log" 2>&1
