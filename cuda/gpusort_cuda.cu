@@ -8,12 +8,15 @@
  *	  block_key_sort.cuh) and radix_sort.cuh.
  *
  * Pipeline.  Each submitted chunk is copied to the device on the sort's own
- * stream, scanned for order (presort_scan), and, for the bucket sort, every
- * tile whose records have all arrived is sorted at once: the copies and the
- * tile sorts run while the caller encodes the next chunk.  The device key
- * array grows (doubling) when more records arrive than expected.  finish
- * waits for the scan, answers presorted input without sorting, runs the
- * rest of the algorithm, and copies the permutation into a pinned buffer.
+ * stream (from its pinned chunk buffer, or piece by piece from the caller's
+ * registered memory as the pieces arrive), scanned for order
+ * (presort_scan), and, for the bucket sort, every tile whose records have
+ * all arrived is sorted at once: the copies and the tile sorts run while
+ * the caller encodes the next chunk.  The device key array grows (doubling)
+ * when more records arrive than expected.  finish waits for the scan,
+ * answers presorted input without sorting, runs the rest of the algorithm,
+ * and copies the permutation into a pinned buffer, or keeps it on the
+ * device for the caller to download into its registered memory.
  *
  * Errors.  Every CUDA call is checked, every launch followed by
  * cudaGetLastError; internally an error is a GsError exception, caught by
@@ -328,7 +331,8 @@ struct GsCudaSort
 	size_t		submitted_records = 0;
 	size_t		next_chunk = 0;
 	bool		uploading = false;	/* next_chunk came by gscuda_sort_upload */
-	cudaEvent_t uploaded = nullptr; /* recorded after the latest upload */
+	cudaEvent_t copied = nullptr;	/* recorded after the latest upload or
+									 * download */
 	size_t		capacity = 0;	/* records the device arrays hold */
 	DevBuf<uint64_t> keys;
 	DevBuf<PresortStats> presort;
@@ -348,6 +352,11 @@ struct GsCudaSort
 				d2h_end = nullptr;
 
 	/* the result */
+	bool		keep_perm = false;	/* on the device, for gscuda_sort_download */
+	DevBuf<uint32_t> device_perm;	/* the kept permutation, unless the bucket
+									 * sort's tidx holds it */
+	const uint32_t *kept_perm = nullptr;
+	size_t		kept_records = 0;
 	uint32_t   *host_perm = nullptr;
 	PresortStats *host_presort = nullptr;
 
@@ -377,6 +386,8 @@ release_sort(GsCudaSort *sort)
 			(void) cudaGetLastError();
 	}
 	sort->keys.reset();
+	sort->device_perm.reset();
+	sort->kept_perm = nullptr;
 	sort->presort.reset();
 	sort->tkeys.reset();
 	sort->tidx.reset();
@@ -386,7 +397,7 @@ release_sort(GsCudaSort *sort)
 		(void) cudaEventDestroy(ev);
 	sort->events.clear();
 	for (cudaEvent_t *ev : {&sort->sort_start, &sort->sort_end, &sort->d2h_start, &sort->d2h_end,
-							&sort->uploaded})
+							&sort->copied})
 	{
 		if (*ev)
 			(void) cudaEventDestroy(*ev);
@@ -403,10 +414,10 @@ release_sort(GsCudaSort *sort)
 		pinned_release(sort->host_ties);
 	sort->host_ties = nullptr;
 	if (sort->host_tie_count)
-		(void) cudaFreeHost(sort->host_tie_count);
+		pinned_release(sort->host_tie_count);
 	sort->host_tie_count = nullptr;
 	if (sort->host_presort)
-		(void) cudaFreeHost(sort->host_presort);
+		pinned_release(sort->host_presort);
 	sort->host_presort = nullptr;
 	if (sort->stream)
 	{
@@ -624,15 +635,34 @@ upload_piece(GsCudaSort *sort, size_t chunkno, size_t word_offset,
 	sort->events.push_back(ev[0]);
 	make_event(&ev[1]);
 	sort->events.push_back(ev[1]);
-	if (sort->uploaded == nullptr)
-		make_event(&sort->uploaded);
+	if (sort->copied == nullptr)
+		make_event(&sort->copied);
 	GS_CHECK(cudaEventRecord(ev[0], sort->stream));
 	if (sort->fault == GSCUDA_FAULT_H2D)
 		fail("cudaMemcpyAsync to the device (injected fault)", cudaErrorInvalidValue);
 	GS_CHECK(cudaMemcpyAsync(sort->keys.get() + start * kw + word_offset, src,
 							 nwords * sizeof(uint64_t), cudaMemcpyHostToDevice, sort->stream));
 	GS_CHECK(cudaEventRecord(ev[1], sort->stream));
-	GS_CHECK(cudaEventRecord(sort->uploaded, sort->stream));
+	GS_CHECK(cudaEventRecord(sort->copied, sort->stream));
+}
+
+/* Copy indexes [first, first + n) of a kept permutation to dst. */
+static void
+download_piece(GsCudaSort *sort, size_t first, size_t n, uint32_t *dst)
+{
+	if (sort->kept_perm == nullptr)
+		fail("no permutation kept on the device");
+	if (first + n > sort->kept_records)
+		fail("download beyond the end of the permutation");
+	if (sort->fault == GSCUDA_FAULT_D2H)
+		fail("cudaMemcpyAsync to the host (injected fault)", cudaErrorInvalidValue);
+	if (n == 0)
+		return;
+	if (sort->copied == nullptr)
+		make_event(&sort->copied);
+	GS_CHECK(cudaMemcpyAsync(dst, sort->kept_perm + first, n * sizeof(uint32_t),
+							 cudaMemcpyDeviceToHost, sort->stream));
+	GS_CHECK(cudaEventRecord(sort->copied, sort->stream));
 }
 
 static float
@@ -697,7 +727,7 @@ find_ties(GsCudaSort *sort, const uint32_t *perm, size_t n)
 	});
 	check_launch(sort->ctx, "tie_flags_kernel");
 	if (sort->host_tie_count == nullptr)
-		GS_CHECK(cudaMallocHost((void **) &sort->host_tie_count, sizeof(unsigned long long)));
+		sort->host_tie_count = (unsigned long long *) pinned_alloc(sizeof(unsigned long long));
 	GS_CHECK(cudaMemcpyAsync(sort->host_tie_count, count.get(), sizeof(unsigned long long),
 							 cudaMemcpyDeviceToHost, sort->stream));
 	GS_CHECK(cudaStreamSynchronize(sort->stream));
@@ -788,17 +818,27 @@ finish_sort(GsCudaSort *sort, size_t n, const uint32_t **perm_out, GsCudaStats *
 	if (sort->want_ties && (direction || !sort->bucket()))
 		find_ties(sort, perm, n);
 
-	/* the permutation, into pinned memory */
+	/* the permutation: kept on the device, or into pinned memory */
 	if (sort->host_perm)
 		pinned_release(sort->host_perm);
 	sort->host_perm = nullptr;
-	sort->host_perm = (uint32_t *) pinned_alloc((n > 0 ? n : 1) * sizeof(uint32_t));
 	GS_CHECK(cudaEventRecord(sort->d2h_start, sort->stream));
-	if (sort->fault == GSCUDA_FAULT_D2H)
-		fail("cudaMemcpyAsync to the host (injected fault)", cudaErrorInvalidValue);
-	if (n > 0)
-		GS_CHECK(cudaMemcpyAsync(sort->host_perm, perm, n * sizeof(uint32_t),
-								 cudaMemcpyDeviceToHost, sort->stream));
+	if (sort->keep_perm)
+	{
+		if (perm == perm_buf.get())
+			sort->device_perm.swap(perm_buf);
+		sort->kept_perm = perm;
+		sort->kept_records = n;
+	}
+	else
+	{
+		sort->host_perm = (uint32_t *) pinned_alloc((n > 0 ? n : 1) * sizeof(uint32_t));
+		if (sort->fault == GSCUDA_FAULT_D2H)
+			fail("cudaMemcpyAsync to the host (injected fault)", cudaErrorInvalidValue);
+		if (n > 0)
+			GS_CHECK(cudaMemcpyAsync(sort->host_perm, perm, n * sizeof(uint32_t),
+									 cudaMemcpyDeviceToHost, sort->stream));
+	}
 	GS_CHECK(cudaEventRecord(sort->d2h_end, sort->stream));
 	GS_CHECK(cudaStreamSynchronize(sort->stream));
 
@@ -1033,7 +1073,8 @@ gscuda_sort_begin(int key_words, size_t chunk_records, size_t expected_records,
 		sort->ctx.stream = sort->stream;
 		sort->ctx.mem = &sort->mem;
 		sort->ctx.fault = fault;
-		GS_CHECK(cudaMallocHost((void **) &sort->host_presort, sizeof(PresortStats)));
+		/* from the pinned cache: a sort of the service's is one of many */
+		sort->host_presort = (PresortStats *) pinned_alloc(sizeof(PresortStats));
 		memset(sort->host_presort, 0, sizeof(PresortStats));
 		sort->presort.allocate(&sort->mem, 1);
 		GS_CHECK(cudaMemsetAsync(sort->presort.get(), 0, sizeof(PresortStats), sort->stream));
@@ -1145,15 +1186,22 @@ gscuda_sort_upload(GsCudaSort *sort, size_t chunkno, size_t word_offset,
 	return 1;
 }
 
+GS_EXPORT void
+gscuda_sort_keep_permutation(GsCudaSort *sort)
+{
+	if (sort)
+		sort->keep_perm = true;
+}
+
 GS_EXPORT int
-gscuda_sort_wait_uploads(GsCudaSort *sort, char *errbuf, size_t errlen)
+gscuda_sort_download(GsCudaSort *sort, size_t first, size_t n, uint32_t *dst,
+					 char *errbuf, size_t errlen)
 {
 	try
 	{
 		if (sort == nullptr)
 			fail("no sort");
-		if (sort->uploaded)
-			GS_CHECK(cudaEventSynchronize(sort->uploaded));
+		download_piece(sort, first, n, dst);
 		return 0;
 	}
 	catch (const GsError &e)
@@ -1163,7 +1211,30 @@ gscuda_sort_wait_uploads(GsCudaSort *sort, char *errbuf, size_t errlen)
 	}
 	catch (...)
 	{
-		set_error(errbuf, errlen, "unexpected error in gscuda_sort_wait_uploads");
+		set_error(errbuf, errlen, "unexpected error in gscuda_sort_download");
+	}
+	return 1;
+}
+
+GS_EXPORT int
+gscuda_sort_wait_copies(GsCudaSort *sort, char *errbuf, size_t errlen)
+{
+	try
+	{
+		if (sort == nullptr)
+			fail("no sort");
+		if (sort->copied)
+			GS_CHECK(cudaEventSynchronize(sort->copied));
+		return 0;
+	}
+	catch (const GsError &e)
+	{
+		set_error(errbuf, errlen, e.message.c_str());
+		probe_lost();
+	}
+	catch (...)
+	{
+		set_error(errbuf, errlen, "unexpected error in gscuda_sort_wait_copies");
 	}
 	return 1;
 }

@@ -146,7 +146,7 @@ extern uint64_t *gscuda_sort_chunk(GsCudaSort *sort, size_t chunkno,
  * Copy nwords words of chunk chunkno's keys, from word word_offset on,
  * from src straight to the device (asynchronous).  src lies in host memory
  * registered with gscuda_register_host() and must stay unchanged until
- * gscuda_sort_wait_uploads() returns.  The pieces of a chunk come in order,
+ * gscuda_sort_wait_copies() returns.  The pieces of a chunk come in order,
  * the chunk being the next one to submit; gscuda_sort_submit() then says
  * how many records it holds.  A chunk comes either this way or through its
  * buffer (gscuda_sort_chunk), never both.
@@ -155,8 +155,20 @@ extern int	gscuda_sort_upload(GsCudaSort *sort, size_t chunkno, size_t word_offs
 							   const uint64_t *src, size_t nwords,
 							   char *errbuf, size_t errlen);
 
-/* Wait until every upload of the sort has been copied. */
-extern int	gscuda_sort_wait_uploads(GsCudaSort *sort, char *errbuf, size_t errlen);
+/*
+ * Ask a sort, before gscuda_sort_finish(), to keep its permutation on the
+ * device: gscuda_sort_finish() then gives *perm = NULL, and the caller
+ * copies the permutation out in pieces with gscuda_sort_download(), straight
+ * into registered host memory (asynchronous; dst must not be read before
+ * gscuda_sort_wait_copies() returns).  The permutation's copy to the host is
+ * then not in the stats' d2h_ms.
+ */
+extern void gscuda_sort_keep_permutation(GsCudaSort *sort);
+extern int	gscuda_sort_download(GsCudaSort *sort, size_t first, size_t n, uint32_t *dst,
+								 char *errbuf, size_t errlen);
+
+/* Wait until every upload and download of the sort is done. */
+extern int	gscuda_sort_wait_copies(GsCudaSort *sort, char *errbuf, size_t errlen);
 
 /*
  * Pin bytes of host memory at p (page-aligned) for every device of the

@@ -764,7 +764,7 @@ wait_uploads(void)
 		if (as->id == 0 || as->parts[0].sort == NULL)
 			continue;
 		(void) gscuda_select_device(svc->devices[as->parts[0].device].cuda_device);
-		if (gscuda_sort_wait_uploads(as->parts[0].sort, err, sizeof(err)) != 0)
+		if (gscuda_sort_wait_copies(as->parts[0].sort, err, sizeof(err)) != 0)
 		{
 			check_device_lost();
 			fail_request(i, FALLBACK_GPU_ERROR, err);
@@ -857,6 +857,8 @@ finish_sort(int i)
 		memset(&stats, 0, sizeof(stats));
 		(void) gscuda_select_device(svc->devices[part->device].cuda_device);
 		set_part_limit(i, p);
+		if (as->nparts == 1 && staging_pinned)
+			gscuda_sort_keep_permutation(part->sort);	/* deliver downloads it */
 		if (gscuda_sort_finish(part->sort, n, &perm, &stats, err, sizeof(err)) != 0)
 		{
 			check_device_lost();
@@ -907,9 +909,53 @@ finish_sort(int i)
 #endif							/* GPUSORT_USE_CUDA */
 
 /*
- * Hand a finished sort's permutation to free slots; when all of it is out,
- * the sort is closed (its GPU memory returns to the budget) and the request
- * is DONE.  Returns whether slots ran out before the end.
+ * Fill result slots with indexes of request i's permutation: slots[k] gets
+ * count[k] indexes from first[k] on.  A permutation kept on the device
+ * (pinned slots, one part) comes by DMA, the others are copied from the
+ * host.  False, with the request failed, if the device failed.
+ */
+static bool
+fill_result_slots(int i, const int *slots, const Size *first, const Size *count, int n)
+{
+	ActiveSort *as = &active[i];
+
+#ifdef GPUSORT_USE_CUDA
+	if (as->perm == NULL)
+	{
+		GsCudaSort *sort = as->parts[0].sort;
+		char		err[256];
+		char		wait_err[256];
+		bool		ok = true;
+
+		(void) gscuda_select_device(svc->devices[as->parts[0].device].cuda_device);
+		for (int k = 0; k < n && ok; k++)
+			ok = gscuda_sort_download(sort, first[k], count[k],
+									  (uint32 *) service_slot_data(slots[k]),
+									  err, sizeof(err)) == 0;
+		/* nothing may still write into the slots once this returns */
+		if (gscuda_sort_wait_copies(sort, wait_err, sizeof(wait_err)) != 0 && ok)
+		{
+			strlcpy(err, wait_err, sizeof(err));
+			ok = false;
+		}
+		if (!ok)
+		{
+			check_device_lost();
+			fail_request(i, FALLBACK_GPU_ERROR, err);
+		}
+		return ok;
+	}
+#endif
+	for (int k = 0; k < n; k++)
+		memcpy(service_slot_data(slots[k]), as->perm + first[k], count[k] * sizeof(uint32));
+	return true;
+}
+
+/*
+ * Hand a finished sort's permutation to free slots, as many at a time as
+ * are free; when all of it is out, the sort is closed (its GPU memory
+ * returns to the budget) and the request is DONE.  Returns whether slots
+ * ran out before the end.
  */
 static bool
 deliver(int i)
@@ -917,48 +963,73 @@ deliver(int i)
 	ServiceRequest *req = &svc->requests[i];
 	ActiveSort *as = &active[i];
 	const Size	per_slot = SERVICE_SLOT_BYTES / sizeof(uint32);
+	int		   *slots = palloc(sizeof(int) * svc->nslots);
+	Size	   *first = palloc(sizeof(Size) * svc->nslots);
+	Size	   *count = palloc(sizeof(Size) * svc->nslots);
+	bool		ran_out = false;
+	bool		gone = false;
 
 	while (as->delivered < req->nrecords)
 	{
-		int			slotno = -1;
-		Size		n = Min(per_slot, req->nrecords - as->delivered);
+		Size		at = as->delivered;
+		int			n = 0;
+		bool		filled;
 
 		LWLockAcquire(svc->lock, LW_EXCLUSIVE);
-		if (req->id != as->id || req->state != REQUEST_SORTED)
-		{
-			LWLockRelease(svc->lock);
-			return false;		/* withdrawn: cleaned up by the next pass */
-		}
-		for (int s = 0; s < svc->nslots; s++)
+		gone = req->id != as->id || req->state != REQUEST_SORTED;
+		for (int s = 0; s < svc->nslots && !gone && at < req->nrecords; s++)
 			if (svc->slots[s].state == SLOT_FREE)
 			{
-				slotno = s;
 				svc->slots[s].state = SLOT_RESULT;
-				break;
+				slots[n] = s;
+				first[n] = at;
+				count[n] = Min(per_slot, req->nrecords - at);
+				at += count[n++];
 			}
 		LWLockRelease(svc->lock);
-		if (slotno < 0)
-			return true;
-
-		memcpy(service_slot_data(slotno), as->perm + as->delivered, n * sizeof(uint32));
-		LWLockAcquire(svc->lock, LW_EXCLUSIVE);
-		if (req->id != as->id || req->state != REQUEST_SORTED)
+		if (gone)
+			break;				/* withdrawn: cleaned up by the next pass */
+		if (n == 0)
 		{
-			/* withdrawn while the slot was filled: nobody will read it */
-			svc->slots[slotno].state = SLOT_FREE;
-			LWLockRelease(svc->lock);
-			return false;
+			ran_out = true;
+			break;
 		}
-		svc->slots[slotno].request = i;
-		svc->slots[slotno].request_id = as->id;
-		svc->slots[slotno].first_record = as->delivered;
-		svc->slots[slotno].nrecords = n;
-		svc->slots[slotno].state = SLOT_TO_BACKEND;
-		service_wake_backend(req);
+
+		filled = fill_result_slots(i, slots, first, count, n);
+		LWLockAcquire(svc->lock, LW_EXCLUSIVE);
+		gone = !filled || req->id != as->id || req->state != REQUEST_SORTED;
+		for (int k = 0; k < n; k++)
+		{
+			StagingSlot *slot = &svc->slots[slots[k]];
+
+			if (gone)
+			{
+				/* failed, or withdrawn while the slots were filled: nobody reads them */
+				slot->state = SLOT_FREE;
+				continue;
+			}
+			slot->request = i;
+			slot->request_id = as->id;
+			slot->first_record = first[k];
+			slot->nrecords = count[k];
+			slot->state = SLOT_TO_BACKEND;
+		}
+		if (!gone)
+			service_wake_backend(req);
 		LWLockRelease(svc->lock);
-		as->delivered += n;
-		pg_atomic_fetch_add_u64(&svc->bytes_from_gpu, n * sizeof(uint32));
+		if (gone)
+		{
+			ConditionVariableBroadcast(&svc->slot_freed);
+			break;
+		}
+		as->delivered = at;
+		pg_atomic_fetch_add_u64(&svc->bytes_from_gpu, (at - first[0]) * sizeof(uint32));
 	}
+	pfree(slots);
+	pfree(first);
+	pfree(count);
+	if (gone || ran_out)
+		return ran_out;
 
 	/* all of it is in slots: the GPU's part is over */
 	close_sort(i, true);

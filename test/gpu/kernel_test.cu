@@ -161,14 +161,38 @@ upload_chunk(GsCudaSort *sort, const Case &c, size_t ch, const uint64_t *buf, si
 		size_t		n = words - at < c.upload_words ? words - at : c.upload_words;
 		uint64_t   *piece = staging + half * STAGING_WORDS;
 
-		if (gscuda_sort_wait_uploads(sort, errbuf, errlen) != 0)
+		if (gscuda_sort_wait_copies(sort, errbuf, errlen) != 0)
 			return 1;
 		memcpy(piece, buf + at, n * sizeof(uint64_t));
 		if (gscuda_sort_upload(sort, ch, at, piece, n, errbuf, errlen) != 0)
 			return 1;
 		half = 1 - half;
 	}
-	return gscuda_sort_wait_uploads(sort, errbuf, errlen);
+	return gscuda_sort_wait_copies(sort, errbuf, errlen);
+}
+
+/*
+ * Copy a permutation kept on the device out through the staging memory, in
+ * pieces of upload_words indexes, into perm.
+ */
+static int
+download_permutation(GsCudaSort *sort, const Case &c, std::vector<uint32_t> &perm,
+					 char *errbuf, size_t errlen)
+{
+	uint32_t   *piece = (uint32_t *) staging;
+
+	perm.resize(c.n + 1);
+	for (size_t at = 0; at < c.n; at += c.upload_words)
+	{
+		size_t		n = c.n - at < c.upload_words ? c.n - at : c.upload_words;
+
+		memset(piece, 0xff, n * sizeof(uint32_t));
+		if (gscuda_sort_download(sort, at, n, piece, errbuf, errlen) != 0 ||
+			gscuda_sort_wait_copies(sort, errbuf, errlen) != 0)
+			return 1;
+		memcpy(perm.data() + at, piece, n * sizeof(uint32_t));
+	}
+	return 0;
 }
 
 static const char *
@@ -188,6 +212,7 @@ run_sort(const Case &c, std::string &err, bool compare)
 	GsCudaSort *sort;
 	std::vector<uint64_t *> chunks;
 	std::vector<std::vector<uint64_t>> own_chunks;	/* upload cases */
+	std::vector<uint32_t> downloaded;
 	size_t		nchunks = (c.n + c.chunk_records - 1) / c.chunk_records;
 	const uint32_t *perm = nullptr;
 	GsCudaStats stats;
@@ -228,8 +253,21 @@ run_sort(const Case &c, std::string &err, bool compare)
 		else if (gscuda_sort_submit(sort, ch, count, errbuf, sizeof(errbuf)) != 0)
 			rc = 1;
 	}
+	if (c.upload_words > 0)
+		gscuda_sort_keep_permutation(sort);
 	if (rc == 0 && gscuda_sort_finish(sort, c.n, &perm, &stats, errbuf, sizeof(errbuf)) != 0)
 		rc = 1;
+	if (rc == 0 && c.upload_words > 0)
+	{
+		if (perm != nullptr)
+		{
+			snprintf(errbuf, sizeof(errbuf), "a kept permutation came to the host");
+			rc = 1;
+		}
+		else
+			rc = download_permutation(sort, c, downloaded, errbuf, sizeof(errbuf));
+		perm = downloaded.data();
+	}
 	if (rc != 0)
 	{
 		err = errbuf;
@@ -492,18 +530,24 @@ main(int argc, char **argv)
 			Case		c = {2, a, 50000, 4096, UNIFORM, 0, 0, 1000};
 			std::string err;
 
-			gscuda_set_fault(GSCUDA_FAULT_H2D);
-			if (run_sort(c, err, false) == 0 || err.empty())
+			for (GsCudaFault f : {GSCUDA_FAULT_H2D, GSCUDA_FAULT_D2H})
 			{
-				printf("FAIL fault h2d on upload (%s): the sort did not fail\n", algo_name(a));
-				nfail++;
+				const char *what = f == GSCUDA_FAULT_H2D ? "h2d on upload" : "d2h on download";
+
+				err.clear();
+				gscuda_set_fault(f);
+				if (run_sort(c, err, false) == 0 || err.empty())
+				{
+					printf("FAIL fault %s (%s): the sort did not fail\n", what, algo_name(a));
+					nfail++;
+				}
+				else
+				{
+					printf("  fault %s (%s): %s\n", what, algo_name(a), err.c_str());
+					npass++;
+				}
+				check(c);
 			}
-			else
-			{
-				printf("  fault h2d on upload (%s): %s\n", algo_name(a), err.c_str());
-				npass++;
-			}
-			check(c);
 		}
 		printf("  uploads from registered memory: %d passed, %d failed so far\n", npass, nfail);
 	}
