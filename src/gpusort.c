@@ -244,7 +244,8 @@ _PG_init(void)
 	DefineCustomIntVariable("gpusort.key_threads",
 							"Threads that build sort keys (collation keys while the input is "
 							"read, the others after it) and share the CPU engine's radix sort "
-							"beside the backend; -1 means half the CPUs, at most 16.",
+							"beside the backend; -1 means half the CPUs, at most 16, and "
+							"no more than the CPUs leave to each sort running on the server.",
 							"0 leaves every key and sort to the backend itself.",
 							&gpusort_key_threads,
 							-1, -1, 64,

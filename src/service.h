@@ -180,6 +180,9 @@ typedef struct ServiceShared
 	pg_atomic_uint64 gpu_time_us;
 	pg_atomic_uint64 queue_wait_us;
 
+	/* sorts of the server whose key threads are running (keythreads.c) */
+	pg_atomic_uint32 sorts_with_key_threads;
+
 	int			nrequests;
 	int			nslots;
 	uint64		slot_seq;		/* next key slot's posting order */

@@ -114,6 +114,7 @@ service_shmem_startup(void)
 		for (int i = 0; i < NUM_SERVICE_FALLBACKS; i++)
 			pg_atomic_init_u64(&svc->fallbacks[i], 0);
 		pg_atomic_init_u64(&svc->bytes_to_gpu, 0);
+		pg_atomic_init_u32(&svc->sorts_with_key_threads, 0);
 		pg_atomic_init_u64(&svc->bytes_from_gpu, 0);
 		pg_atomic_init_u64(&svc->gpu_time_us, 0);
 		pg_atomic_init_u64(&svc->queue_wait_us, 0);

@@ -144,6 +144,8 @@ typedef struct SortBatch
 	Size		inputs_bytes;	/* memory of inputs and detoasted copies */
 	MemoryContext threadcxt;
 	KeyThreadPool *pool;
+	bool		key_threads_decided;	/* key_threads is set */
+	int			key_threads;	/* threads the batch has or will start */
 	KeyTaskGroup *chunk_tasks;	/* per chunk: its unfinished build tasks */
 	KeyTaskGroup *copy_tasks;	/* blocks of tuples being copied in */
 	ChunkBuild **chunk_builds;	/* per chunk: what its tasks build */

@@ -358,6 +358,22 @@ encode_chunk_keys(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 	return true;
 }
 
+/*
+ * How many key threads the batch is to have, decided once (keythreads_wanted
+ * follows the sorts running on the server), so that the batch's choice of
+ * encoding keys as it loads or in the threads at the end stays one choice.
+ */
+static int
+batch_key_threads(SortBatch *batch)
+{
+	if (!batch->key_threads_decided)
+	{
+		batch->key_threads = keythreads_wanted();
+		batch->key_threads_decided = true;
+	}
+	return batch->key_threads;
+}
+
 /* The key threads, started the first time a batch wants them. */
 void
 batch_start_key_threads(SortBatch *batch)
@@ -366,7 +382,8 @@ batch_start_key_threads(SortBatch *batch)
 		return;
 	batch->threadcxt = AllocSetContextCreate(batch->cxt, "GpuSort key threads",
 										  ALLOCSET_SMALL_SIZES);
-	batch->pool = keythreads_start(&batch->sh->layout, keythreads_wanted(), batch->threadcxt);
+	batch->pool = keythreads_start(&batch->sh->layout, batch_key_threads(batch),
+								   batch->threadcxt);
 	batch->sh->stats->key_threads = keythreads_count(batch->pool);
 }
 
@@ -492,7 +509,7 @@ batch_encode(SortBatch *batch, bool final)
 		batch->sh->stats->encode_ms += gpusort_elapsed_ms(start);
 		return;
 	}
-	if (batch->nencoded >= PARALLEL_ENCODE_FROM && keythreads_wanted() > 0)
+	if (batch->nencoded >= PARALLEL_ENCODE_FROM && batch_key_threads(batch) > 0)
 	{
 		if (final)
 			encode_fixed_in_threads(batch);

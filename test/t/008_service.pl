@@ -12,7 +12,11 @@
 #     running or memory reserved, and new sessions sort right;
 #  5. 100 sessions sorting at once (pgbench, each transaction checking
 #     its own order): no failure, every sort counted by gpusort_stat, and
-#     nothing left running or reserved on any GPU.
+#     nothing left running or reserved on any GPU;
+#  6. key threads by default are shared among the sorts that run at once:
+#     while another session holds a sort open (a cursor), a sort gets fewer
+#     threads than alone, and as many again once that session is
+#     terminated (its sort no longer counted).
 # gpusort.engine comes from $ENV{GPUSORT_ENGINE} (default cpu; gpu in the
 # GPU suite, where the requests really reach the service).
 use strict;
@@ -134,6 +138,40 @@ nothing_reserved('after 100 sessions');
 is($node->safe_psql('postgres',
 		q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'gpusort GPU service'}),
 	'1', 'one worker throughout');
+
+# 6. key threads shared among the sorts running at once
+$node->safe_psql('postgres',
+	q{CREATE TABLE kt AS SELECT hashint4(g) AS k FROM generate_series(1, 300000) g});
+my $kt_sort = q{SELECT k FROM kt ORDER BY k};
+
+sub key_threads
+{
+	my $plan = $node->safe_psql('postgres',
+		"SET gpusort.key_threads = -1; EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF) $kt_sort");
+	die "not a GpuSort:\n$plan" unless $plan =~ /Custom Scan \(GpuSort\)/;
+	return $plan =~ /Key Threads: (\d+)/ ? $1 : 0;
+}
+my $alone = key_threads();
+SKIP:
+{
+	skip 'one CPU: no key threads to share', 3 if $alone == 0;
+	my $holder = GpuSortSession->new($node);
+	my ($holder_out) = $holder->wait($holder->send(q{SET gpusort.key_threads = -1;
+BEGIN;
+DECLARE held CURSOR FOR SELECT k FROM kt ORDER BY k;
+FETCH 1 FROM held;
+SELECT 'holder ' || pg_backend_pid();}));
+	my ($holder_pid) = $holder_out =~ /holder (\d+)/;
+	my $shared = key_threads();
+	cmp_ok($shared, '<', $alone,
+		"a sort beside an open one gets fewer key threads ($shared) than alone ($alone)");
+	$node->safe_psql('postgres', "SELECT pg_terminate_backend($holder_pid)");
+	$holder->finish;
+	ok($node->poll_query_until('postgres',
+			"SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $holder_pid)"),
+		'the holding session is gone');
+	is(key_threads(), $alone, 'once it is gone, a sort gets as many key threads as alone');
+}
 
 $node->stop;
 done_testing();
