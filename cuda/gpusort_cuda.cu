@@ -1140,15 +1140,21 @@ gscuda_sort_chunk(GsCudaSort *sort, size_t chunkno, char *errbuf, size_t errlen)
 	return nullptr;
 }
 
-GS_EXPORT int
-gscuda_sort_submit(GsCudaSort *sort, size_t chunkno, size_t nrecords,
-				   char *errbuf, size_t errlen)
+/*
+ * One step of a sort, called from C: 0 if it went through; otherwise 1,
+ * with the error's message in errbuf, after probing whether the error was
+ * sticky (probe_lost), so that no later sort of the process uses a lost
+ * context.  C++ exceptions never cross into the caller.
+ */
+template <typename Step>
+static int
+run_sort_step(GsCudaSort *sort, const char *what, char *errbuf, size_t errlen, Step step)
 {
 	try
 	{
 		if (sort == nullptr)
 			fail("no sort");
-		submit_chunk(sort, chunkno, nrecords);
+		step();
 		return 0;
 	}
 	catch (const GsError &e)
@@ -1158,32 +1164,28 @@ gscuda_sort_submit(GsCudaSort *sort, size_t chunkno, size_t nrecords,
 	}
 	catch (...)
 	{
-		set_error(errbuf, errlen, "unexpected error in gscuda_sort_submit");
+		char		msg[128];
+
+		snprintf(msg, sizeof(msg), "unexpected error in %s", what);
+		set_error(errbuf, errlen, msg);
 	}
 	return 1;
+}
+
+GS_EXPORT int
+gscuda_sort_submit(GsCudaSort *sort, size_t chunkno, size_t nrecords,
+				   char *errbuf, size_t errlen)
+{
+	return run_sort_step(sort, "gscuda_sort_submit", errbuf, errlen,
+						 [&] { submit_chunk(sort, chunkno, nrecords); });
 }
 
 GS_EXPORT int
 gscuda_sort_upload(GsCudaSort *sort, size_t chunkno, size_t word_offset,
 				   const uint64_t *src, size_t nwords, char *errbuf, size_t errlen)
 {
-	try
-	{
-		if (sort == nullptr)
-			fail("no sort");
-		upload_piece(sort, chunkno, word_offset, src, nwords);
-		return 0;
-	}
-	catch (const GsError &e)
-	{
-		set_error(errbuf, errlen, e.message.c_str());
-		probe_lost();
-	}
-	catch (...)
-	{
-		set_error(errbuf, errlen, "unexpected error in gscuda_sort_upload");
-	}
-	return 1;
+	return run_sort_step(sort, "gscuda_sort_upload", errbuf, errlen,
+						 [&] { upload_piece(sort, chunkno, word_offset, src, nwords); });
 }
 
 GS_EXPORT void
@@ -1197,46 +1199,17 @@ GS_EXPORT int
 gscuda_sort_download(GsCudaSort *sort, size_t first, size_t n, uint32_t *dst,
 					 char *errbuf, size_t errlen)
 {
-	try
-	{
-		if (sort == nullptr)
-			fail("no sort");
-		download_piece(sort, first, n, dst);
-		return 0;
-	}
-	catch (const GsError &e)
-	{
-		set_error(errbuf, errlen, e.message.c_str());
-		probe_lost();
-	}
-	catch (...)
-	{
-		set_error(errbuf, errlen, "unexpected error in gscuda_sort_download");
-	}
-	return 1;
+	return run_sort_step(sort, "gscuda_sort_download", errbuf, errlen,
+						 [&] { download_piece(sort, first, n, dst); });
 }
 
 GS_EXPORT int
 gscuda_sort_wait_copies(GsCudaSort *sort, char *errbuf, size_t errlen)
 {
-	try
-	{
-		if (sort == nullptr)
-			fail("no sort");
+	return run_sort_step(sort, "gscuda_sort_wait_copies", errbuf, errlen, [&] {
 		if (sort->copied)
 			GS_CHECK(cudaEventSynchronize(sort->copied));
-		return 0;
-	}
-	catch (const GsError &e)
-	{
-		set_error(errbuf, errlen, e.message.c_str());
-		probe_lost();
-	}
-	catch (...)
-	{
-		set_error(errbuf, errlen, "unexpected error in gscuda_sort_wait_copies");
-	}
-	return 1;
+	});
 }
 
 GS_EXPORT int
@@ -1263,22 +1236,9 @@ GS_EXPORT int
 gscuda_sort_finish(GsCudaSort *sort, size_t nrecords, const uint32_t **perm,
 				   GsCudaStats *stats, char *errbuf, size_t errlen)
 {
-	try
-	{
-		if (sort == nullptr)
-			fail("no sort");
-		finish_sort(sort, nrecords, perm, stats);
+	if (run_sort_step(sort, "gscuda_sort_finish", errbuf, errlen,
+					  [&] { finish_sort(sort, nrecords, perm, stats); }) == 0)
 		return 0;
-	}
-	catch (const GsError &e)
-	{
-		set_error(errbuf, errlen, e.message.c_str());
-		probe_lost();
-	}
-	catch (...)
-	{
-		set_error(errbuf, errlen, "unexpected error in gscuda_sort_finish");
-	}
 	if (sort && sort->stream)
 	{
 		/* leave nothing running that could touch the caller's buffers */
