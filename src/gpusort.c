@@ -245,7 +245,7 @@ _PG_init(void)
 							"Threads that build sort keys (collation keys while the input is "
 							"read, the others after it) and share the CPU engine's radix sort "
 							"beside the backend; -1 means half the CPUs, at most 16, and "
-							"no more than the CPUs leave to each sort running on the server.",
+							"no more than the CPUs leave to each sort loading or sorting on the server.",
 							"0 leaves every key and sort to the backend itself.",
 							&gpusort_key_threads,
 							-1, -1, 64,

@@ -17,8 +17,13 @@
  * signal, so signals keep going to the backend.
  *
  * By default a sort gets half the CPUs, and no more than its share of them
- * among the sorts of the server that run at once (keythreads_wanted): each
- * pool is counted in the GPU service's shared memory while it lives.
+ * among the sorts of the server that are loading or sorting at once
+ * (keythreads_wanted): each pool is counted in the GPU service's shared
+ * memory from its start until its sort has sorted (keythreads_idle), or
+ * until it is stopped, and again if it is given work after that.  A sort
+ * that is returning its rows, perhaps slowly through a cursor, keeps its
+ * threads asleep and takes no share, so that open cursors do not starve
+ * the sorts that start after them.
  *
  * The pool belongs to a memory context of the sort: deleting or resetting
  * it (the sort ending, an error, a cancel) tells running tasks to stop and
@@ -330,6 +335,17 @@ keythreads_backend_context(KeyThreadPool *pool)
 	return pool->contexts[pool->nthreads];
 }
 
+/*
+ * The sort has done the work it had its threads for (it now returns its
+ * rows): it no longer counts among the server's sorts that share the CPUs.
+ * The threads stay, asleep; work given to them later counts it again.
+ */
+void
+keythreads_idle(KeyThreadPool *pool)
+{
+	uncount_pool(pool);
+}
+
 /* Queue a task; without threads, run it now. */
 void
 keythreads_submit(KeyThreadPool *pool, KeyTaskGroup *group,
@@ -337,6 +353,8 @@ keythreads_submit(KeyThreadPool *pool, KeyTaskGroup *group,
 {
 	KeyTask		task = {fn, arg, from, to, group};
 
+	if (!pool->counted)
+		count_pool(pool);
 	pthread_mutex_lock(&pool->lock);
 	group->pending++;
 	if (pool->nstarted == 0)

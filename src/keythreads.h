@@ -39,6 +39,7 @@ extern int	keythreads_wanted(void);
 extern KeyThreadPool *keythreads_start(const KeyLayout *layout, int nthreads,
 									   MemoryContext cxt);
 extern int	keythreads_count(KeyThreadPool *pool);
+extern void keythreads_idle(KeyThreadPool *pool);
 extern KeyBuildContext *keythreads_backend_context(KeyThreadPool *pool);
 extern KeyTaskGroup *keythreads_group_create(KeyThreadPool *pool);
 extern void keythreads_submit(KeyThreadPool *pool, KeyTaskGroup *group,

@@ -37,6 +37,7 @@
 
 #include "faults.h"
 #include "hostmem.h"
+#include "keythreads.h"
 #include "sort.h"
 #include "sort_batch.h"
 #include "sort_budget.h"
@@ -398,6 +399,10 @@ gpusort_sort_performsort(Gpusortstate *state)
 		stats->disk_kb = runs_disk_kb(state->runs);
 		state->status = SORT_MERGED;
 	}
+	/* the rows now go out without the key threads: leave the CPUs to others */
+	if (batch->pool)
+		keythreads_idle(batch->pool);
+
 	stats->key_words = layout->key_words;
 	stats->exact = layout->exact;
 	stats->key_kind = key_layout_describe(layout);

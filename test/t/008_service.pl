@@ -13,9 +13,11 @@
 #  5. 100 sessions sorting at once (pgbench, each transaction checking
 #     its own order): no failure, every sort counted by gpusort_stat, and
 #     nothing left running or reserved on any GPU;
-#  6. key threads by default are shared among the sorts that run at once:
-#     while another session holds a sort open (a cursor), a sort gets fewer
-#     threads than alone, and as many again once that session is
+#  6. key threads by default are shared among the sorts that are loading
+#     or sorting at once: beside a sort that returns its rows (a cursor,
+#     fetched from once) a sort gets as many threads as alone; while
+#     another session's sort is held after its keys are built (an injected
+#     delay), it gets fewer; and as many again once that session is
 #     terminated (its sort no longer counted).
 # gpusort.engine comes from $ENV{GPUSORT_ENGINE} (default cpu; gpu in the
 # GPU suite, where the requests really reach the service).
@@ -139,32 +141,50 @@ is($node->safe_psql('postgres',
 		q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'gpusort GPU service'}),
 	'1', 'one worker throughout');
 
-# 6. key threads shared among the sorts running at once
+# 6. key threads shared among the sorts that are loading or sorting; the
+# sorts here are serial and within the budget whatever the server's
+# configuration (test/run.sh may force parallel plans or tiny budgets)
 $node->safe_psql('postgres',
 	q{CREATE TABLE kt AS SELECT hashint4(g) AS k FROM generate_series(1, 300000) g});
+my $kt_settings = q{SET gpusort.key_threads = -1; SET gpusort.max_memory = '1GB';
+SET max_parallel_workers_per_gather = 0;};
 my $kt_sort = q{SELECT k FROM kt ORDER BY k};
 
 sub key_threads
 {
 	my $plan = $node->safe_psql('postgres',
-		"SET gpusort.key_threads = -1; EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF) $kt_sort");
+		"$kt_settings EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF) $kt_sort");
 	die "not a GpuSort:\n$plan" unless $plan =~ /Custom Scan \(GpuSort\)/;
 	return $plan =~ /Key Threads: (\d+)/ ? $1 : 0;
 }
 my $alone = key_threads();
 SKIP:
 {
-	skip 'one CPU: no key threads to share', 3 if $alone == 0;
-	my $holder = GpuSortSession->new($node);
-	my ($holder_out) = $holder->wait($holder->send(q{SET gpusort.key_threads = -1;
+	skip 'one CPU: no key threads to share', 5 if $alone == 0;
+
+	# a sort returning its rows through a cursor keeps its threads asleep
+	my $reader = GpuSortSession->new($node);
+	$reader->wait($reader->send(qq{$kt_settings
 BEGIN;
-DECLARE held CURSOR FOR SELECT k FROM kt ORDER BY k;
-FETCH 1 FROM held;
-SELECT 'holder ' || pg_backend_pid();}));
-	my ($holder_pid) = $holder_out =~ /holder (\d+)/;
+DECLARE held CURSOR FOR $kt_sort;
+FETCH 1 FROM held;}));
+	is(key_threads(), $alone,
+		'a sort beside one that returns its rows gets as many key threads as alone');
+	$reader->finish;
+
+	# a sort held once its keys are built, before the engine sorts them
+	my $offset = -s $node->logfile;
+	my $holder = GpuSortSession->new($node);
+	$holder->send(qq{$kt_settings
+SET gpusort.inject_fault = 'delay:sort:600000';
+SELECT count(*) FROM ($kt_sort) x;});
+	$node->wait_for_log(qr/injected delay of 600000 ms in the sort phase/, $offset);
+	my ($holder_pid) = slurp_file($node->logfile, $offset)
+	  =~ /\[(\d+)\] .*injected delay of 600000 ms in the sort phase/;
+	ok(defined $holder_pid, 'a sort is held in its sort phase');
 	my $shared = key_threads();
 	cmp_ok($shared, '<', $alone,
-		"a sort beside an open one gets fewer key threads ($shared) than alone ($alone)");
+		"a sort beside one that is sorting gets fewer key threads ($shared) than alone ($alone)");
 	$node->safe_psql('postgres', "SELECT pg_terminate_backend($holder_pid)");
 	$holder->finish;
 	ok($node->poll_query_until('postgres',
