@@ -93,11 +93,14 @@ RESET gpusort.key_threads;
 -- never the backend's unwound stack, and are told to stop as the sort's
 -- memory goes; the same session then sorts correctly.  Fixed keys encoded
 -- at the end, C text keys built at the end, libc keys built while loading.
+-- (A budget they fit: batches of a few rows start no threads.)
+SET gpusort.max_memory = '1GB';
 SET gpusort.inject_fault = 'error:threads';
 SELECT count(*) FROM (SELECT f, k, id FROM gs_thr ORDER BY f, k) x;
 SELECT count(*) FROM (SELECT s COLLATE "C" AS s, id FROM gs_thr ORDER BY 1) x;
 SELECT count(*) FROM (SELECT s, id FROM gs_thr ORDER BY s) x;
 RESET gpusort.inject_fault;
+RESET gpusort.max_memory;
 SELECT gs_check('SELECT f, k, id FROM gs_thr ORDER BY f, k', 2);
 SELECT gs_check('SELECT s, id FROM gs_thr ORDER BY s');
 
