@@ -14,7 +14,9 @@
 -- * EXPLAIN ANALYZE (figures read from JSON, as they vary): every row is
 --   loaded once, into shared memory, or passed up when the load is full
 --   (gpusort.max_memory = 1MB), and without workers (max_parallel_workers
---   = 0, parallel_leader_participation = off) the result is the same.
+--   = 0, parallel_leader_participation = off) the result is the same; a
+--   load that spills, the leader scanning too, leaves most of the scan to
+--   the workers.
 --
 SET search_path = gs, public;
 
@@ -27,14 +29,16 @@ SELECT g AS id,
 ANALYZE gs_par;
 
 -- the rows loaded into shared memory, passed up, and the workers launched,
--- from EXPLAIN ANALYZE of q (the sum over every GpuSortLoad of the plan)
+-- from EXPLAIN ANALYZE of q (the sum over every GpuSortLoad of the plan),
+-- and the rows the leader scanned itself (shown with VERBOSE and TIMING)
 CREATE FUNCTION gs.parallel_load(q text, OUT loaded bigint, OUT passed_up bigint,
-                                 OUT workers_launched bigint, OUT gpusort_records bigint)
+                                 OUT workers_launched bigint, OUT gpusort_records bigint,
+                                 OUT leader_scanned bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
   plan jsonb;
 BEGIN
-  EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO plan;
+  EXECUTE 'EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO plan;
   WITH RECURSIVE nodes(n) AS (
     SELECT plan -> 0 -> 'Plan'
     UNION ALL
@@ -43,8 +47,9 @@ BEGIN
   SELECT sum((n ->> 'Rows Loaded')::bigint),
          sum((n ->> 'Rows Passed Up')::bigint),
          sum((n ->> 'Workers Launched')::bigint),
-         sum((n ->> 'Records')::bigint) FILTER (WHERE n ->> 'Custom Plan Provider' = 'GpuSort')
-    INTO loaded, passed_up, workers_launched, gpusort_records
+         sum((n ->> 'Records')::bigint) FILTER (WHERE n ->> 'Custom Plan Provider' = 'GpuSort'),
+         sum(substring(n ->> 'Leader Load' FROM '^(\d+) rows scanned')::bigint)
+    INTO loaded, passed_up, workers_launched, gpusort_records, leader_scanned
     FROM nodes;
 END $$;
 
@@ -115,6 +120,22 @@ RESET parallel_leader_participation;
 SELECT gs_check('SELECT k, pad, id FROM gs_par ORDER BY k, pad');
 RESET gpusort.max_memory;
 
+-- a load that spills, the leader scanning too: workers that find no room
+-- for a chunk (the batch is full, or being sorted and written as a run)
+-- pass rows up, and the leader then passes one of its own up, so that the
+-- Gather takes theirs from its queues before it asks the leader again; a
+-- leader that went on scanning would leave them waiting on full queues and
+-- scan most of the table itself
+CREATE TABLE gs_par_spill AS
+SELECT g AS id, hashint4(g) AS k, md5(g::text) AS pad FROM generate_series(1, 300000) g;
+ANALYZE gs_par_spill;
+SET gpusort.max_memory = '4MB';
+SELECT workers_launched, loaded + passed_up AS all_rows, gpusort_records,
+       leader_scanned < (loaded + passed_up) / 2 AS workers_scanned_most
+  FROM parallel_load('SELECT * FROM gs_par_spill ORDER BY k');
+SELECT gs_check('SELECT k, id FROM gs_par_spill ORDER BY k');
+RESET gpusort.max_memory;
+
 -- a parallel Merge Join: PostgreSQL's plan, with serial GpuSorts in the
 -- workers (no Gather of ours below a Gather), the inner one marked and
 -- restored
@@ -174,4 +195,4 @@ RESET parallel_tuple_cost;
 
 DROP FUNCTION gs.unsafe_twice(float8);
 DROP FUNCTION gs.parallel_load(text);
-DROP TABLE gs_par;
+DROP TABLE gs_par, gs_par_spill;

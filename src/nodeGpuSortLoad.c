@@ -50,7 +50,11 @@
  * outgrows the budget), or that has no shared memory at all, returns its
  * row instead: it travels through the Gather to the GpuSort, which puts it
  * into the sort as a serial GpuSort would; the worker tries for a chunk
- * again some rows later.
+ * again some rows later.  The leader, once it sees that a worker did so,
+ * returns its own next row too (workers_passing): the Gather reads the
+ * workers' queues only between the leader's rows, and a worker whose
+ * queue is full waits, so a leader that kept scanning would hold the
+ * workers up, and scan what they would have, until its own share ended.
  *
  * EXPLAIN ANALYZE shows the rows loaded and passed up, and with VERBOSE
  * (as PostgreSQL shows its nodes' per-worker figures), per participant the
@@ -127,6 +131,8 @@ typedef struct LoadShared
 	slock_t		mutex;			/* protects chunks */
 	dsa_pointer chunks;			/* the linked chunks, not moved yet */
 	pg_atomic_uint64 reserved;	/* bytes of chunks in flight */
+	pg_atomic_uint64 workers_passed;	/* rows workers returned to the
+										 * Gather */
 	pg_atomic_uint64 limit;		/* bytes they may take; the leader moves it */
 	Size		chunk_size;
 	int			nparticipants;	/* workers planned, then the leader */
@@ -151,6 +157,8 @@ struct GpuSortLoadState
 	bool		started;
 	bool		finished;
 	int64		retry_at;		/* passed: try for a chunk again */
+	uint64		workers_passed_seen;	/* the leader: workers_passed when it
+										 * last returned to the Gather */
 	instr_time	start;
 	dsa_pointer chunk_ptr;
 	LoadChunk  *chunk;
@@ -390,8 +398,34 @@ drain_chunks(GpuSortLoadState *ls)
 }
 
 /*
+ * Whether workers have returned rows to the Gather since the leader last
+ * did: then they found no room for a chunk (the batch is full, or being
+ * sorted and written as a run), and their rows wait in the Gather's
+ * queues, which the Gather reads only between rows of the leader's own.
+ * A worker whose queue is full waits for it, so a leader that went on
+ * scanning would leave it waiting, and take over its share of the scan,
+ * until the leader's share ended.
+ */
+static bool
+workers_passing(GpuSortLoadState *ls)
+{
+	uint64		passed;
+
+	if (ls->shared == NULL)
+		return false;
+	passed = pg_atomic_read_u64(&ls->shared->workers_passed);
+	if (passed == ls->workers_passed_seen)
+		return false;
+	ls->workers_passed_seen = passed;
+	return true;
+}
+
+/*
  * The leader: move the workers' chunks as they come, and between them put
- * rows of its own scan straight into the sort.  Returns no row.
+ * rows of its own scan straight into the sort.  Returns no row, but where
+ * workers have returned rows to the Gather (workers_passing), its current
+ * one: the Gather then takes the workers' rows from its queues before it
+ * asks for another.
  */
 static TupleTableSlot *
 leader_load(GpuSortLoadState *ls)
@@ -408,6 +442,11 @@ leader_load(GpuSortLoadState *ls)
 		{
 			finish_load(ls);
 			return NULL;
+		}
+		if (workers_passing(ls))
+		{
+			ls->passed++;
+			return slot;
 		}
 		gpusort_sort_puttupleslot(ls->sort, slot);
 		ls->loaded++;
@@ -448,6 +487,8 @@ load_exec(CustomScanState *node)
 			ls->retry_at = ls->passed + LOAD_RETRY_ROWS;
 		}
 		ls->passed++;
+		if (ls->shared)
+			pg_atomic_fetch_add_u64(&ls->shared->workers_passed, 1);
 		return slot;
 	}
 }
@@ -465,6 +506,7 @@ reset_participant(GpuSortLoadState *ls)
 	ls->started = false;
 	ls->finished = false;
 	ls->retry_at = 0;
+	ls->workers_passed_seen = 0;
 	ls->chunk = NULL;
 	ls->loaded = 0;
 	ls->moved = 0;
@@ -527,6 +569,7 @@ reset_shared(GpuSortLoadState *ls)
 	}
 	sh->chunks = InvalidDsaPointer;
 	pg_atomic_write_u64(&sh->reserved, 0);
+	pg_atomic_write_u64(&sh->workers_passed, 0);
 	update_limit(ls);
 
 	/*
@@ -547,6 +590,7 @@ load_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordina
 
 	SpinLockInit(&sh->mutex);
 	pg_atomic_init_u64(&sh->reserved, 0);
+	pg_atomic_init_u64(&sh->workers_passed, 0);
 	pg_atomic_init_u64(&sh->limit, 0);
 	sh->nparticipants = pcxt->nworkers + 1;
 	ls->shared = sh;
