@@ -186,7 +186,7 @@ SELECT count(*) FROM ($kt_sort) x;});
 	cmp_ok($shared, '<', $alone,
 		"a sort beside one that is sorting gets fewer key threads ($shared) than alone ($alone)");
 	$node->safe_psql('postgres', "SELECT pg_terminate_backend($holder_pid)");
-	$holder->finish;
+	$holder->lost;
 	ok($node->poll_query_until('postgres',
 			"SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $holder_pid)"),
 		'the holding session is gone');

@@ -109,4 +109,15 @@ sub finish
 	return;
 }
 
+# wait for the session's psql to exit once its backend has been terminated
+# in a query: psql sees the connection gone and exits on its own, perhaps
+# before anything more could be written to it
+sub lost
+{
+	my ($self) = @_;
+	$self->{in} = '';
+	eval { $self->{h}->finish; };
+	return;
+}
+
 1;
