@@ -38,6 +38,8 @@ import datagen  # noqa: E402
 import queries  # noqa: E402
 
 MARK = '@@gsfz@@'
+# SQLSTATE query_canceled: what statement_timeout raises
+TIMEOUT_STATE = '57014'
 
 
 def log(*a):
@@ -401,8 +403,12 @@ class Fuzzer:
         return self.compare(mode, rowcmp, keycols) + (pinfo,)
 
     def compare(self, mode, rowcmp, keycols):
+        # the comparison runs with the server's settings, not the query's:
+        # a query's tiny work_mem or disabled join methods can make
+        # comparing its results take longer than the query itself
         res = self.sess.run(
-            "SET gpusort.enabled = off;\nSET enable_hashagg = on;\n"
+            "RESET ALL;\nSET gpusort.enabled = off;\nSET statement_timeout = %d;\n"
+            % (self.args.statement_timeout * 1000) +
             "SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute "
             "WHERE attrelid = 'pg_temp.r_off'::regclass AND attnum > 1 AND NOT attisdropped;\n" + mark('cols'))
         cols = res[0][2][0] if res and res[0][2] else ''
@@ -480,6 +486,24 @@ class Fuzzer:
                     fetches[i] if i >= 0 else t, shorten(' | '.join(oa), 600),
                     shorten(' | '.join(ob), 600)), pinfo
         return None, '', pinfo
+
+    def check_patient(self, q):
+        """check_safe, with a second try under four times the
+        statement_timeout where the first met it on one side only or in
+        the comparison: a slow machine (a busy CI host) is no verdict on
+        the sort.  A sort that still times out where PostgreSQL's does not
+        is still reported."""
+        v = self.check_safe(q)
+        if v[0] not in ('error', 'cmp_error') or TIMEOUT_STATE not in v[1]:
+            return v
+        log('  (a statement timed out; the query runs again with a longer statement_timeout)')
+        saved = self.args.statement_timeout, self.sess.idle_limit
+        self.args.statement_timeout *= 4
+        self.sess.idle_limit = self.args.statement_timeout + 60
+        try:
+            return self.check_safe(q)
+        finally:
+            self.args.statement_timeout, self.sess.idle_limit = saved
 
     def check_safe(self, q):
         try:
@@ -677,7 +701,7 @@ class Fuzzer:
                 log('seed %s, tables %d: %s' % (seed, epoch, tinfo))
             q = self.gen_query(seed, qi)
             self.schema = 'fz'
-            verdict, detail, pinfo = self.check_safe(q)
+            verdict, detail, pinfo = self.check_patient(q)
             kind = q['kind']
             st = self.stats
             st['queries'] += 1
