@@ -10,7 +10,8 @@
 #  3. a CPU-bound sort on text keys (the comparator pass) cancelled by
 #     statement_timeout, then the same session sorts correctly; and the
 #     cancel should take effect about as soon as on PostgreSQL's Sort
-#     (the comparator pass checks for interrupts inside a run).
+#     (the comparator pass checks for interrupts inside a run), in one of
+#     three tries, so that a busy machine does not fail it.
 # gpusort.engine comes from $ENV{GPUSORT_ENGINE} (default cpu).
 use strict;
 use warnings;
@@ -142,24 +143,45 @@ for my $timeout (qw(0.1 0.6))
 }
 
 # a cancel should land about as soon on GpuSort as on PostgreSQL's Sort:
-# with the timeout at 60% of the whole sort (in its comparator pass), the
-# query should end within 0.6 s of it; meaningful only when the rest of the
-# sort takes clearly longer than that
+# with the timeout at 60% of the whole sort (in its comparator pass, or
+# with a tiny budget in its merge passes), the query should end within
+# 0.6 s of it; meaningful only when the rest of the sort takes clearly
+# longer than that.  A machine busy with other work can hold a process
+# off its CPU, or its temporary file writes behind other processes'
+# writes, for longer than that (seen: 1.2 s, with a Debian chroot being
+# installed beside the test), so each sort has three tries; a loop that
+# never checks for interrupts misses all three.
+#
+# late_cancel(SETTINGS, FULL): the busy query, with its statement_timeout
+# at 60% of FULL seconds, up to three times; whether one try ended within
+# 0.6 s of the timeout, and what each try took
+sub late_cancel
+{
+	my ($settings, $full) = @_;
+	my $timeout = sprintf('%.2f', 0.6 * $full);
+	my @tries;
+	for (1 .. 3)
+	{
+		my ($secs, $err) = run_busy($timeout, $settings);
+		push @tries, sprintf('%.2f s', $secs);
+		# (a machine busy with other work may have slowed the full run, so
+		# that this one ends before the timeout: then nothing was cancelled
+		# late)
+		return (1, "${timeout}s timeout, ended after " . join(', ', @tries))
+		  if $secs < $timeout + 0.6
+		  && ($err =~ /statement timeout/ || $secs < $timeout);
+	}
+	return (0, "${timeout}s timeout, ended after " . join(', ', @tries));
+}
+
 SKIP:
 {
 	skip "the busy sort takes only $full s here", 2 if $full < 2.5;
 	my ($native_full) = run_busy(0, 'SET gpusort.enabled = off');
-	my $native_timeout = sprintf('%.2f', 0.6 * $native_full);
-	my ($native_secs, $native_err) = run_busy($native_timeout, 'SET gpusort.enabled = off');
-	# (a machine busy with other work may have slowed the first run, so that
-	# this one ends before the timeout: then nothing was cancelled late)
-	ok($native_secs < $native_timeout + 0.6
-		  && ($native_err =~ /statement timeout/ || $native_secs < $native_timeout),
-		"PostgreSQL's Sort ($native_full s) with a ${native_timeout}s timeout: ended after $native_secs s");
-	my $timeout = sprintf('%.2f', 0.6 * $full);
-	my ($secs) = run_busy($timeout, 'SET gpusort.enabled = on');
-	cmp_ok($secs, '<', $timeout + 0.6,
-		"GpuSort with a ${timeout}s timeout: ended after $secs s (whole sort: $full s)");
+	my ($native_ok, $native_how) = late_cancel('SET gpusort.enabled = off', $native_full);
+	ok($native_ok, "PostgreSQL's Sort ($native_full s), $native_how");
+	my ($ok, $how) = late_cancel('SET gpusort.enabled = on', $full);
+	ok($ok, "GpuSort (whole sort: $full s), $how");
 }
 
 is($node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()'), $start_time,
