@@ -22,6 +22,7 @@ Python 3 standard library only; talks to the server through psql.  As root,
 the server it starts runs as --user (default $GPUSORT_TEST_USER or postgres).
 """
 import argparse
+import contextlib
 import os
 import random
 import re
@@ -497,11 +498,19 @@ class Fuzzer:
         if v[0] not in ('error', 'cmp_error') or TIMEOUT_STATE not in v[1]:
             return v
         log('  (a statement timed out; the query runs again with a longer statement_timeout)')
-        saved = self.args.statement_timeout, self.sess.idle_limit
-        self.args.statement_timeout *= 4
-        self.sess.idle_limit = self.args.statement_timeout + 60
-        try:
+        longer = self.args.statement_timeout * 4
+        with self.timeouts(longer, longer + 60):
             return self.check_safe(q)
+
+    @contextlib.contextmanager
+    def timeouts(self, statement_timeout, idle_limit):
+        """Within the block, queries run with this statement_timeout
+        (seconds) and a statement hangs after idle_limit seconds without
+        output; the earlier limits come back after it."""
+        saved = self.args.statement_timeout, self.sess.idle_limit
+        self.args.statement_timeout, self.sess.idle_limit = statement_timeout, idle_limit
+        try:
+            yield
         finally:
             self.args.statement_timeout, self.sess.idle_limit = saved
 
@@ -535,12 +544,8 @@ class Fuzzer:
         deadline = time.time() + self.args.minimize_seconds
         runs = [0]
         if verdict == 'hang':       # a hang shows sooner with a short timeout
-            saved = self.args.statement_timeout, self.sess.idle_limit
-            self.args.statement_timeout, self.sess.idle_limit = 5, 25
-            try:
+            with self.timeouts(5, 25):
                 return self._minimize(q, verdict, deadline, runs)
-            finally:
-                self.args.statement_timeout, self.sess.idle_limit = saved
         return self._minimize(q, verdict, deadline, runs)
 
     def _minimize(self, q, verdict, deadline, runs):
