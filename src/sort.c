@@ -164,7 +164,9 @@ batch_limit(Gpusortstate *state)
  * full): seven eighths of it if that was the first, which left no memory
  * to the merge, less a tenth, since rows differ in size.  An
  * estimate that is too high only cuts a run short that was not the last
- * but one; one that is too low changes nothing.
+ * but one.  One that is too low by more than that tenth leaves the last
+ * batch more than it holds: it is written too, and a sliver is merged
+ * from memory, one run more than an exact estimate gives.
  */
 static void
 balance_runs(Gpusortstate *state)
