@@ -18,7 +18,8 @@
 --   libc and ICU collations, numeric, and batches that comparators order
 --   (cpu_alloc) merged with others;
 -- * gpusort.max_memory and gpu_memory are superuser settings, the service's
---   budget a server setting:
+--   budget and the server's memory budget (gpusort.server_memory, -1 by
+--   default: half the machine's memory) server settings:
 --   an ordinary role cannot set them but can set the others.
 -- Serial plans only, also where the suite runs with parallel plans forced:
 -- a parallel GpuSort that spills is 180_parallel's.
@@ -225,6 +226,9 @@ RESET gpusort.max_memory;
 SHOW gpusort.max_memory;
 
 -- superuser-only settings
+SELECT name, setting, unit, context FROM pg_settings
+ WHERE name IN ('gpusort.max_memory', 'gpusort.server_memory', 'gpusort.gpu_memory')
+ ORDER BY name;
 CREATE ROLE regress_gs_user;
 GRANT USAGE ON SCHEMA gs TO regress_gs_user;
 GRANT SELECT ON gs_fb TO regress_gs_user;
@@ -233,6 +237,7 @@ SET ROLE regress_gs_user;
 SET gpusort.max_memory = '1GB';
 SET gpusort.gpu_memory = '1GB';
 SET gpusort.service_gpu_memory_percent = 90;
+SET gpusort.server_memory = '1GB';
 SELECT set_config('gpusort.max_memory', '4MB', false);
 SHOW gpusort.max_memory;
 -- what an ordinary role may set

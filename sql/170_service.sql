@@ -8,7 +8,9 @@
 --   nothing stays reserved between sorts;
 -- * gpusort_stat counts each sort once, by the engine that ordered it, with
 --   its rows; a sort forced to the GPU where the service has none counts a
---   fallback and says why in EXPLAIN ANALYZE;
+--   fallback and says why in EXPLAIN ANALYZE; between sorts no staging
+--   slot is in use and no sort memory is held against the server's budget
+--   (gpusort.server_memory, whose value it shows);
 -- * a sort split by key range (gpusort.gpu_split_parts) comes out as the
 --   unsplit one;
 -- * the service's settings are the server's: a session cannot change them,
@@ -28,7 +30,9 @@ SELECT count(*) FILTER (WHERE memory_budget > memory_total) AS over_budget,
 -- every figure of gpusort_stat, under its name; nothing in use between sorts
 SELECT what, detail FROM gpusort_stat ORDER BY what, detail;
 SELECT detail, value FROM gpusort_stat
- WHERE what = 'now' AND detail <> 'staging slots' ORDER BY detail;
+ WHERE what = 'now' AND detail NOT IN ('staging slots', 'sort memory limit') ORDER BY detail;
+-- the server's budget for sorts: half the machine's memory by default
+SELECT value > 0 AS server_budget FROM gpusort_stat WHERE detail = 'sort memory limit';
 
 -- a sort counts once, by its engine, with its rows
 CREATE TEMP TABLE stat_before AS SELECT * FROM gpusort_stat;

@@ -10,8 +10,8 @@
  * comparators), the GPU's name and the algorithm (one line in TEXT, three
  * properties in the formats that programs read), why the GPU was not used
  * when it was not, the key width, the records and how many of them the
- * comparator pass ordered, the memory budget and the peak of a batch, the
- * runs written to temporary files, merge passes and disk used (as Sort
+ * comparator pass ordered, the memory budget and the peak of a batch,
+ * whether the server's budget cut a batch short, the runs written to temporary files, merge passes and disk used (as Sort
  * reports its external merge), and the time of each phase.  Every item
  * goes through ExplainProperty*, so TEXT, JSON, YAML and XML all work.
  *
@@ -168,6 +168,8 @@ gpusort_explain_node(CustomScanState *node, const GpuSortPlanInfo *info,
 	}
 	ExplainPropertyInteger("Memory Budget", "kB", (stats->budget + 1023) / 1024, es);
 	ExplainPropertyInteger("Memory Used", "kB", (stats->memory + 1023) / 1024, es);
+	if (stats->server_limited || es->format != EXPLAIN_FORMAT_TEXT)
+		ExplainPropertyBool("Server Memory Limited", stats->server_limited, es);
 	if (stats->device_memory > 0)
 		ExplainPropertyInteger("GPU Memory Used", "kB",
 							   (stats->device_memory + 1023) / 1024, es);

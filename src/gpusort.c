@@ -40,6 +40,7 @@ int			gpusort_min_rows = 100000;
 int			gpusort_engine = GPUSORT_ENGINE_AUTO;
 int			gpusort_key_width = GPUSORT_MAX_KEY_BYTES;
 int			gpusort_max_memory_kb = 2 * 1024 * 1024;	/* 2 GB */
+int			gpusort_server_memory_kb = -1;	/* -1: half the physical memory */
 int			gpusort_gpu_memory_kb = 0;	/* 0: whatever the GPU has free */
 int			gpusort_gpu_algorithm = GPUSORT_ALGO_AUTO;
 int			gpusort_gpu_min_rows = 1000000;
@@ -126,6 +127,16 @@ _PG_init(void)
 							&gpusort_max_memory_kb,
 							2 * 1024 * 1024, 64, MAX_KILOBYTES,
 							PGC_SUSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpusort.server_memory",
+							"Host memory the GpuSorts of all backends may hold together.",
+							"-1 means half the server's physical memory, 0 no limit "
+							"beyond each backend's gpusort.max_memory.  Needs gpusort "
+							"in shared_preload_libraries.",
+							&gpusort_server_memory_kb,
+							-1, -1, MAX_KILOBYTES,
+							PGC_SIGHUP, GUC_UNIT_KB,
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("gpusort.gpu_memory",

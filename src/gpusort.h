@@ -52,6 +52,7 @@ extern int	gpusort_min_rows;
 extern int	gpusort_engine;
 extern int	gpusort_key_width;
 extern int	gpusort_max_memory_kb;
+extern int	gpusort_server_memory_kb;
 extern int	gpusort_gpu_memory_kb;
 extern int	gpusort_gpu_algorithm;
 extern int	gpusort_gpu_min_rows;
@@ -102,6 +103,7 @@ typedef struct GpuSortStats
 	int64		repaired;		/* records the libc check moved */
 	Size		memory;			/* peak host memory of a batch, bytes */
 	Size		budget;			/* gpusort.max_memory when the sort began */
+	bool		server_limited; /* gpusort.server_memory cut a batch short */
 	int			runs_written;	/* sorted runs written to temporary files */
 	int			merge_passes;	/* merges of runs, the final one included */
 	int64		disk_kb;		/* peak temporary file space, kB */

@@ -183,6 +183,14 @@ typedef struct ServiceShared
 	/* sorts of the server whose key threads are running (keythreads.c) */
 	pg_atomic_uint32 sorts_with_key_threads;
 
+	/*
+	 * Host memory the GpuSorts of all backends hold now, and the runs they
+	 * wrote because of each budget (sort_budget.c)
+	 */
+	pg_atomic_uint64 sort_memory_held;
+	pg_atomic_uint64 runs_for_backend_budget;
+	pg_atomic_uint64 runs_for_server_budget;
+
 	int			nrequests;
 	int			nslots;
 	uint64		slot_seq;		/* next key slot's posting order */
@@ -206,6 +214,7 @@ extern void service_register_worker(void);
 extern const char *service_fallback_name(ServiceFallback reason);
 extern void service_count_fallback(ServiceFallback reason);
 extern void service_count_sort(ServiceEngineKind engine, uint64 rows);
+extern void service_count_run(bool for_server_budget);
 extern bool service_running(void);
 extern char *service_slot_data(int slot);
 extern void service_wake_backend(ServiceRequest *req);

@@ -28,6 +28,7 @@
 
 #include "gpusort.h"
 #include "service.h"
+#include "sort_budget.h"
 
 ServiceShared *gpusort_service = NULL;
 
@@ -115,6 +116,9 @@ service_shmem_startup(void)
 			pg_atomic_init_u64(&svc->fallbacks[i], 0);
 		pg_atomic_init_u64(&svc->bytes_to_gpu, 0);
 		pg_atomic_init_u32(&svc->sorts_with_key_threads, 0);
+		pg_atomic_init_u64(&svc->sort_memory_held, 0);
+		pg_atomic_init_u64(&svc->runs_for_backend_budget, 0);
+		pg_atomic_init_u64(&svc->runs_for_server_budget, 0);
 		pg_atomic_init_u64(&svc->bytes_from_gpu, 0);
 		pg_atomic_init_u64(&svc->gpu_time_us, 0);
 		pg_atomic_init_u64(&svc->queue_wait_us, 0);
@@ -201,6 +205,16 @@ service_count_sort(ServiceEngineKind engine, uint64 rows)
 	}
 }
 
+/* A sorted run was written: because of which budget (sort_budget.c)? */
+void
+service_count_run(bool for_server_budget)
+{
+	if (gpusort_service)
+		pg_atomic_fetch_add_u64(for_server_budget ?
+								&gpusort_service->runs_for_server_budget :
+								&gpusort_service->runs_for_backend_budget, 1);
+}
+
 /* Is the worker up, with its devices known? */
 bool
 service_running(void)
@@ -268,8 +282,10 @@ gpusort_gpus(PG_FUNCTION_ARGS)
 /*
  * gpusort_stat(): counters since the server started, one row per figure,
  * (what, detail, value): sorts and rows by engine, fallbacks by reason,
- * bytes moved to and from the GPUs, GPU time, time spent queued; and, as
- * "now", the requests open and the staging slots in use at this moment.
+ * bytes moved to and from the GPUs, GPU time, time spent queued, runs
+ * written because of each memory budget; and, as "now", the requests open,
+ * the staging slots in use, and the host memory all GpuSorts hold against
+ * gpusort.server_memory (0: no limit) at this moment.
  */
 PG_FUNCTION_INFO_V1(gpusort_stat);
 Datum
@@ -302,6 +318,10 @@ gpusort_stat(PG_FUNCTION_ARGS)
 	STAT_ROW("bytes", "from GPU", pg_atomic_read_u64(&svc->bytes_from_gpu));
 	STAT_ROW("time_ms", "GPU", pg_atomic_read_u64(&svc->gpu_time_us) / 1000);
 	STAT_ROW("time_ms", "queued", pg_atomic_read_u64(&svc->queue_wait_us) / 1000);
+	STAT_ROW("runs written", "for gpusort.max_memory",
+			 pg_atomic_read_u64(&svc->runs_for_backend_budget));
+	STAT_ROW("runs written", "for gpusort.server_memory",
+			 pg_atomic_read_u64(&svc->runs_for_server_budget));
 	{
 		int			slots_busy = 0;
 		int			requests_open = 0;
@@ -316,6 +336,8 @@ gpusort_stat(PG_FUNCTION_ARGS)
 		STAT_ROW("now", "requests open", requests_open);
 		STAT_ROW("now", "staging slots in use", slots_busy);
 		STAT_ROW("now", "staging slots", svc->nslots);
+		STAT_ROW("now", "sort memory held", pg_atomic_read_u64(&svc->sort_memory_held));
+		STAT_ROW("now", "sort memory limit", budget_server_limit());
 	}
 #undef STAT_ROW
 	PG_RETURN_VOID();

@@ -11,7 +11,8 @@
  * or the CPU engine) while the input is still read.
  *
  * The batch may hold what the backend's budget (gpusort.max_memory,
- * sort_budget.c) leaves to this sort.  When it is full, it is sorted and
+ * sort_budget.c) leaves to this sort, or less where the server's budget
+ * (gpusort.server_memory) has less left.  When it is full, it is sorted and
  * written to a temporary tape as a sorted run (sort_runs.c), its memory is
  * freed, and loading goes on into an empty batch; once the sort has
  * spilled, each later batch leaves an eighth of what it may take to the
@@ -38,10 +39,10 @@
 #include "faults.h"
 #include "hostmem.h"
 #include "keythreads.h"
+#include "service.h"
 #include "sort.h"
 #include "sort_batch.h"
 #include "sort_budget.h"
-#include "service.h"
 #include "sort_runs.h"
 
 /* how many tuples ahead of the read position emitting prefetches */
@@ -129,6 +130,7 @@ gpusort_sort_begin(TupleDesc tupdesc, const GpuSortPlanInfo *info,
 	stats->device[0] = '\0';
 	stats->algorithm[0] = '\0';
 	stats->budget = budget_total();
+	stats->server_limited = false;
 	MemoryContextSwitchTo(oldcxt);
 	return state;
 }
@@ -237,6 +239,9 @@ spill_batch(Gpusortstate *state)
 	instr_time	start;
 
 	sort_batch(state, true);
+	if (state->budget.server_bound)
+		state->sh.stats->server_limited = true;
+	service_count_run(state->budget.server_bound);
 	INSTR_TIME_SET_CURRENT(start);
 	if (state->runs == NULL)
 		state->runs = runs_create(&state->sh, state->cxt);

@@ -1,42 +1,105 @@
 /*-------------------------------------------------------------------------
  *
  * sort_budget.c
- *	  One memory budget, gpusort.max_memory, for every GpuSort of a backend
- *	  together.
+ *	  The memory budgets of GpuSort: gpusort.max_memory for every GpuSort
+ *	  of a backend together, and gpusort.server_memory for every GpuSort
+ *	  of the server together.
  *
  * PostgreSQL's Sort takes work_mem for each sort node, so a plan with five
  * sorts may hold five times work_mem.  GpuSort instead keeps one budget per
  * backend: each sort registers what it holds (its batch of tuples, keys and
  * workspace, as it grows; its merge buffers), and a sort's batch may grow to
- * what the others leave of the budget at that moment.  When the others hold it all, a sort
- * still gets BUDGET_SORT_MINIMUM (or the budget, if smaller) and spills in
- * runs of that size, so that it finishes rather than fail; so the budget
- * can be passed by at most that much per sort that runs at the same time.
+ * what the others leave of the budget at that moment.
+ *
+ * A backend's budget alone would let a server with hundreds of connections
+ * hold hundreds of times gpusort.max_memory.  So, where gpusort is preloaded,
+ * what each backend's sorts hold is also added up in shared memory, and a
+ * sort may hold no more than the server's budget less what every other
+ * sort of the server holds: the smaller of the two answers wins.  The
+ * server's total is kept in one atomic counter, moved by each change a sort
+ * makes to what it holds; a backend that exits takes out what it still
+ * counts (on_shmem_exit), and a crash restart initializes the counter
+ * again.  Loaded without shared_preload_libraries there is no shared
+ * memory, and only the backend's budget applies.
+ *
+ * When the others hold it all, a sort still gets BUDGET_SORT_MINIMUM (or
+ * the backend's budget, if smaller) and spills in runs of that size, so
+ * that it finishes rather than fail; so either budget can be passed by at
+ * most that much per sort that runs at the same time.
  *
  * A sort's share lives in its memory context and is given back by that
  * context's reset callback, so an ERROR, a cancel or the end of a portal
  * give it back with the memory, and the count never leaks.  Parallel
- * workers are backends of their own: each has its own budget.
+ * workers are backends of their own: each has its own backend budget, and
+ * counts in the server's.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include <unistd.h>
+
+#include "storage/ipc.h"
 #include "utils/memutils.h"
 
 #include "gpusort.h"
+#include "service.h"
 #include "sort_budget.h"
 
 /* what the backend's sorts hold together */
 static Size backend_in_use = 0;
+
+/*
+ * backend_in_use is in the server's total too, and an exit hook takes it
+ * out; false again once the hook has run
+ */
+static bool counted_in_server = false;
+static bool server_exit_hook = false;
+
+/* The backend exits: what its sorts still hold leaves the server's total. */
+static void
+uncount_backend_at_exit(int code, Datum arg)
+{
+	if (counted_in_server && backend_in_use > 0)
+		pg_atomic_fetch_sub_u64(&gpusort_service->sort_memory_held,
+								(int64) backend_in_use);
+	counted_in_server = false;
+}
+
+/* Move what the backend holds, here and in the server's total. */
+static void
+move_held(Size old_bytes, Size new_bytes)
+{
+	Assert(backend_in_use >= old_bytes);
+	backend_in_use = backend_in_use - old_bytes + new_bytes;
+	if (gpusort_service == NULL || old_bytes == new_bytes)
+		return;
+	if (!counted_in_server)
+	{
+		/* from nothing: the backend held nothing the server counted yet */
+		if (server_exit_hook || proc_exit_inprogress)
+			return;
+		on_shmem_exit(uncount_backend_at_exit, 0);
+		server_exit_hook = true;
+		counted_in_server = true;
+		pg_atomic_fetch_add_u64(&gpusort_service->sort_memory_held,
+								(int64) backend_in_use);
+		return;
+	}
+	if (new_bytes > old_bytes)
+		pg_atomic_fetch_add_u64(&gpusort_service->sort_memory_held,
+								(int64) (new_bytes - old_bytes));
+	else
+		pg_atomic_fetch_sub_u64(&gpusort_service->sort_memory_held,
+								(int64) (old_bytes - new_bytes));
+}
 
 static void
 budget_release(void *arg)
 {
 	BudgetShare *share = (BudgetShare *) arg;
 
-	Assert(backend_in_use >= share->held);
-	backend_in_use -= share->held;
+	move_held(share->held, 0);
 	share->held = 0;
 }
 
@@ -45,6 +108,7 @@ void
 budget_join(BudgetShare *share, MemoryContext owner)
 {
 	share->held = 0;
+	share->server_bound = false;
 	share->release.func = budget_release;
 	share->release.arg = share;
 	MemoryContextRegisterResetCallback(owner, &share->release);
@@ -54,24 +118,70 @@ budget_join(BudgetShare *share, MemoryContext owner)
 void
 budget_hold(BudgetShare *share, Size bytes)
 {
-	backend_in_use -= share->held;
+	move_held(share->held, bytes);
 	share->held = bytes;
-	backend_in_use += bytes;
 }
 
+/* gpusort.max_memory, in bytes */
 Size
 budget_total(void)
 {
 	return (Size) gpusort_max_memory_kb * 1024;
 }
 
-/* What the sort may hold in all: what the other sorts leave of the budget. */
+/*
+ * gpusort.server_memory, in bytes, -1 resolved to half the machine's
+ * physical memory; 0 where there is no server budget (not preloaded, or
+ * set to 0).
+ */
+Size
+budget_server_limit(void)
+{
+	static Size half_of_ram = 0;
+
+	if (gpusort_service == NULL || gpusort_server_memory_kb == 0)
+		return 0;
+	if (gpusort_server_memory_kb > 0)
+		return (Size) gpusort_server_memory_kb * 1024;
+	if (half_of_ram == 0)
+	{
+		long		pages = sysconf(_SC_PHYS_PAGES);
+		long		page_size = sysconf(_SC_PAGESIZE);
+
+		/* unknown: a budget no smaller than one backend's */
+		if (pages <= 0 || page_size <= 0)
+			half_of_ram = Max(budget_total(), (Size) 8 << 30);
+		else
+			half_of_ram = (Size) pages * (Size) page_size / 2;
+	}
+	return half_of_ram;
+}
+
+/*
+ * What the sort may hold in all: what the backend's other sorts leave of
+ * its budget, or what the server's other sorts leave of the server's, if
+ * that is less (share->server_bound says which).
+ */
 Size
 budget_available(BudgetShare *share)
 {
 	Size		total = budget_total();
 	Size		others = backend_in_use - share->held;
 	Size		left = (others < total) ? total - others : 0;
+	Size		server = budget_server_limit();
 
+	share->server_bound = false;
+	if (server > 0)
+	{
+		Size		held_all = (Size) pg_atomic_read_u64(&gpusort_service->sort_memory_held);
+		Size		server_others = (held_all > share->held) ? held_all - share->held : 0;
+		Size		server_left = (server_others < server) ? server - server_others : 0;
+
+		if (server_left < left)
+		{
+			left = server_left;
+			share->server_bound = true;
+		}
+	}
 	return Max(left, Min(total, BUDGET_SORT_MINIMUM));
 }

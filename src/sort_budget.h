@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * sort_budget.h
- *	  The backend's memory budget for all its GpuSorts together
- *	  (sort_budget.c).
+ *	  The memory budgets of GpuSort: the backend's, for all its GpuSorts
+ *	  together, and the server's, for all GpuSorts (sort_budget.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -15,6 +15,7 @@
 typedef struct BudgetShare
 {
 	Size		held;
+	bool		server_bound;	/* budget_available's answer was the server's */
 	MemoryContextCallback release;
 } BudgetShare;
 
@@ -22,6 +23,7 @@ extern void budget_join(BudgetShare *share, MemoryContext owner);
 extern void budget_hold(BudgetShare *share, Size bytes);
 extern Size budget_available(BudgetShare *share);
 extern Size budget_total(void);
+extern Size budget_server_limit(void);
 
 /* what a sort may always hold, whatever the others hold */
 #define BUDGET_SORT_MINIMUM		((Size) 1024 * 1024)

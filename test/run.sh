@@ -17,6 +17,7 @@
 #   GPUSORT_ENGINE    engine the regression suite forces (default: cpu; gpu on a GPU host)
 #   GPUSORT_TESTS     regression tests to run (default: all)
 #   GPUSORT_SKIP_TAP  1 to skip the TAP tests
+#   GPUSORT_TAP_TESTS TAP test files to run (default: all, t/*.pl)
 #   GPUSORT_SKIP_FUZZ 1 to skip the short fuzzing round (test/fuzz/fuzz.py)
 #   GPUSORT_FUZZ_MINUTES length of that round (default 1.25: a fixed seed and a
 #                     random one, printed in the log, 45 s each)
@@ -126,7 +127,7 @@ if [ "${GPUSORT_SKIP_TAP:-0}" != 1 ]; then
       PERL5LIB="$pgxsdir/src/test/perl${PERL5LIB:+:$PERL5LIB}" TESTDIR="$work/test" \
       PG_REGRESS="$pgxsdir/src/test/regress/pg_regress" \
       GPUSORT_ENGINE="$engine" GPUSORT_TAP_CONF="$spill_conf" \
-      prove -v t/*.pl) || { echo "TAP tests failed"; exit 1; }
+      prove -v ${GPUSORT_TAP_TESTS:-t/*.pl}) || { echo "TAP tests failed"; exit 1; }
 fi
 
 if [ "${GPUSORT_SKIP_FUZZ:-0}" != 1 ]; then
