@@ -226,7 +226,7 @@ RESET gpusort.max_memory;
 SHOW gpusort.max_memory;
 
 -- superuser-only settings
-SELECT name, setting, unit, context FROM pg_settings
+SELECT name, boot_val, unit, context FROM pg_settings
  WHERE name IN ('gpusort.max_memory', 'gpusort.server_memory', 'gpusort.gpu_memory')
  ORDER BY name;
 CREATE ROLE regress_gs_user;
