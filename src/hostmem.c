@@ -23,7 +23,8 @@
  * The blocks are not part of the owner's memory context (which cannot hold
  * foreign blocks), so pg_backend_memory_contexts does not count them;
  * gpusort_backend_memory() reports them, and the sort's EXPLAIN figure
- * adds them (hostmem_owned).
+ * adds them (hostmem_owned), with the peak of those a sort takes only while
+ * it sorts, such as the CPU engine's workspace (hostmem_peak).
  *
  * The cache holds no PostgreSQL objects, only mappings, so it needs no
  * cleanup at transaction end; error recovery reaches it through the owning
@@ -58,6 +59,14 @@ static dlist_head in_use_blocks = DLIST_STATIC_INIT(in_use_blocks);
 static dlist_head cached_blocks = DLIST_STATIC_INIT(cached_blocks);
 static Size cached_bytes = 0;
 
+/*
+ * bytes of in_use_blocks, and their most since hostmem_peak_reset(): a
+ * sort's workspace lives only while it sorts, and its EXPLAIN figure is
+ * the peak
+ */
+static Size in_use_bytes = 0;
+static Size peak_in_use_bytes = 0;
+
 static void
 unmap_block(HostBlock *block)
 {
@@ -84,6 +93,7 @@ release_block(HostBlock *block)
 {
 	dlist_delete(&block->node);
 	block->owner = NULL;
+	in_use_bytes -= block->size;
 #ifdef MADV_FREE
 	(void) madvise(block->base, block->size, MADV_FREE);
 #endif
@@ -230,6 +240,8 @@ hostmem_alloc(MemoryContext owner, Size size)
 	}
 	block->owner = owner;
 	dlist_push_head(&in_use_blocks, &block->node);
+	in_use_bytes += block->size;
+	peak_in_use_bytes = Max(peak_in_use_bytes, in_use_bytes);
 	return block->base;
 }
 
@@ -280,6 +292,24 @@ hostmem_owned(MemoryContext owner)
 			bytes += block->size;
 	}
 	return bytes;
+}
+
+/*
+ * Start measuring the most bytes of blocks in use at once from now;
+ * returns what is in use now.
+ */
+Size
+hostmem_peak_reset(void)
+{
+	peak_in_use_bytes = in_use_bytes;
+	return in_use_bytes;
+}
+
+/* the most bytes of blocks in use at once since hostmem_peak_reset() */
+Size
+hostmem_peak(void)
+{
+	return peak_in_use_bytes;
 }
 
 /* bytes this backend keeps mapped for its next sorts */

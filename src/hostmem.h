@@ -17,6 +17,8 @@
 extern void *hostmem_alloc(MemoryContext owner, Size size);
 extern void hostmem_free(void *p, Size size);
 extern Size hostmem_owned(MemoryContext owner);
+extern Size hostmem_peak_reset(void);
+extern Size hostmem_peak(void);
 extern Size hostmem_cached(void);
 extern void hostmem_assign_cache_limit(int newval_kb, void *extra);
 

@@ -222,11 +222,18 @@ sort_batch(Gpusortstate *state, bool keep_keys)
 {
 	SortBatch  *batch = &state->batch;
 	GpuSortStats *stats = state->sh.stats;
+	Size		held_before;
+	Size		mapped_before;
 
 	if (!state->batch_started)
 		start_batch(state);
+	/* the peak: what the engine takes only while it sorts counts too */
+	held_before = batch_held(batch);
+	mapped_before = hostmem_peak_reset();
 	batch_sort(batch, keep_keys);
-	stats->memory = Max(stats->memory, batch_held(batch));
+	stats->memory = Max(stats->memory,
+						Max(batch_held(batch),
+							held_before + (hostmem_peak() - mapped_before)));
 	stats->records += batch->ntuples;
 	state->last_batch_records = batch->ntuples;
 }

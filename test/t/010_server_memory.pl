@@ -92,12 +92,11 @@ is($limited, 'false', 'and is not limited by the server');
 cmp_ok($used, '>', 8 * 1024, "it holds more than 8 MB ($used kB)");
 is(held(), '0', 'nothing is held between sorts');
 
-# the server's budget: the least of a few multiples of what the sort holds
-# that keeps it in memory as a backend's budget.  A batch's limit counts
-# what sorting it may still take (the CPU engine's workspace, keys kept for
-# a merge), so a sort needs more budget than it ends up holding; and one
-# holding its memory leaves less than the next smaller multiple, which did
-# not do.
+# the server's budget: the least of a few multiples of the sort's peak
+# that keeps it in memory as a backend's budget.  A batch's limit also
+# counts the sorted copy of its keys that a merge would need, so a sort
+# needs somewhat more budget than its peak; and one holding its memory
+# leaves less than the next smaller multiple, which did not do.
 my $budget_kb;
 for my $times (1.25, 1.5, 2, 2.5, 3, 4, 6)
 {
@@ -109,7 +108,7 @@ for my $times (1.25, 1.5, 2, 2.5, 3, 4, 6)
 		last;
 	}
 }
-ok(defined $budget_kb, 'a budget of a few times what the sort holds keeps it in memory ('
+ok(defined $budget_kb, 'a budget of a few times its peak keeps the sort in memory ('
 	  . ($budget_kb // 'none') . ' kB)');
 $budget_kb //= int($used * 6);
 set_server_memory("${budget_kb}kB");
