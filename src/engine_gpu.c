@@ -173,10 +173,10 @@ request_alive(GpuEngine *gpu, ServiceRequestState *state)
 
 /* Sleep until a wake-up or the poll interval; a cancel is an ERROR here. */
 static void
-wait_for_service(long timeout_ms)
+wait_for_service(long timeout_ms, GpuSortWait what)
 {
 	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-					 Max(Min(timeout_ms, SERVICE_POLL_MS), 1), PG_WAIT_EXTENSION);
+					 Max(Min(timeout_ms, SERVICE_POLL_MS), 1), gpusort_wait_event(what));
 	ResetLatch(MyLatch);
 	CHECK_FOR_INTERRUPTS();
 }
@@ -212,7 +212,7 @@ take_slot(GpuEngine *gpu, bool wait)
 		if (slotno >= 0 || !alive || !wait)
 			break;
 		(void) ConditionVariableTimedSleep(&svc->slot_freed, SERVICE_POLL_MS,
-										   PG_WAIT_EXTENSION);
+										   gpusort_wait_event(GPUSORT_WAIT_STAGING_SLOT));
 	}
 	ConditionVariableCancelSleep();
 	return slotno;
@@ -301,7 +301,7 @@ wait_for_admission(GpuEngine *gpu)
 						 gpusort_service_max_wait_ms);
 			return false;
 		}
-		wait_for_service(gpusort_service_max_wait_ms - waited_ms);
+		wait_for_service(gpusort_service_max_wait_ms - waited_ms, GPUSORT_WAIT_GPU_ADMISSION);
 	}
 }
 
@@ -355,7 +355,7 @@ receive_permutation(GpuEngine *gpu, size_t n, uint32 *perm)
 			service_wake_service();
 			continue;
 		}
-		wait_for_service(SERVICE_POLL_MS);
+		wait_for_service(SERVICE_POLL_MS, GPUSORT_WAIT_GPU_RESULT);
 	}
 
 	LWLockAcquire(svc->lock, LW_SHARED);

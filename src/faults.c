@@ -26,6 +26,7 @@
 
 #include "compat.h"
 #include "faults.h"
+#include "gpusort.h"
 
 typedef enum GpuSortFaultKind
 {
@@ -193,7 +194,8 @@ injected_sleep(int ms)
 			break;
 		left_ms = (long) ((end - now + 999) / 1000);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 Min(left_ms, DELAY_SLICE_MS), PG_WAIT_EXTENSION);
+						 Min(left_ms, DELAY_SLICE_MS),
+						 gpusort_wait_event(GPUSORT_WAIT_INJECTED_DELAY));
 		ResetLatch(MyLatch);
 	}
 }

@@ -9,7 +9,8 @@
  * session_preload_libraries.  It defines settings, installs the planner
  * hook and the custom scan methods, and, at preload only, reserves the GPU
  * service's shared memory and registers its worker (service_shmem.c).
- * Nothing here touches CUDA: only the service's worker does.
+ * Nothing here touches CUDA: only the service's worker does.  It also
+ * names what gpusort's processes wait for (gpusort_wait_event).
  *
  *-------------------------------------------------------------------------
  */
@@ -22,6 +23,7 @@
 #include "nodes/pg_list.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/wait_event.h"
 
 #include "engine.h"
 #include "faults.h"
@@ -79,6 +81,33 @@ check_key_width(int *newval, void **extra, GucSource source)
 		return false;
 	}
 	return true;
+}
+
+/*
+ * The wait event a gpusort process shows in pg_stat_activity while it
+ * waits for one of gpusort's own things.  From 17 on each has a name of its
+ * own, registered on first use (pg_wait_events lists it from then on);
+ * before 17 all are the generic "Extension".
+ */
+uint32
+gpusort_wait_event(GpuSortWait wait)
+{
+#if PG_VERSION_NUM >= 170000
+	static const char *const names[NUM_GPUSORT_WAITS] = {
+		[GPUSORT_WAIT_GPU_ADMISSION] = "GpuSortGpuAdmission",
+		[GPUSORT_WAIT_GPU_RESULT] = "GpuSortGpuResult",
+		[GPUSORT_WAIT_STAGING_SLOT] = "GpuSortStagingSlot",
+		[GPUSORT_WAIT_SERVICE_MAIN] = "GpuSortServiceMain",
+		[GPUSORT_WAIT_INJECTED_DELAY] = "GpuSortInjectedDelay",
+	};
+	static uint32 events[NUM_GPUSORT_WAITS];
+
+	if (events[wait] == 0)
+		events[wait] = WaitEventExtensionNew(names[wait]);
+	return events[wait];
+#else
+	return PG_WAIT_EXTENSION;
+#endif
 }
 
 void

@@ -47,6 +47,22 @@ typedef enum GpuSortGpuAlgorithm
 } GpuSortGpuAlgorithm;
 
 /* settings, defined in gpusort.c */
+/*
+ * What a gpusort process waits for, as pg_stat_activity shows it
+ * (gpusort_wait_event)
+ */
+typedef enum GpuSortWait
+{
+	GPUSORT_WAIT_GPU_ADMISSION,	/* a request queued for room on a GPU */
+	GPUSORT_WAIT_GPU_RESULT,	/* the GPU's sort and its permutation */
+	GPUSORT_WAIT_STAGING_SLOT,	/* a free staging slot for keys */
+	GPUSORT_WAIT_SERVICE_MAIN,	/* the GPU service, for work */
+	GPUSORT_WAIT_INJECTED_DELAY,	/* gpusort.inject_fault's delay */
+	NUM_GPUSORT_WAITS
+} GpuSortWait;
+
+extern uint32 gpusort_wait_event(GpuSortWait wait);
+
 extern bool gpusort_enabled;
 extern int	gpusort_min_rows;
 extern int	gpusort_engine;

@@ -1215,7 +1215,7 @@ gpusort_service_main(Datum arg)
 		if (device_lost)
 			break;
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 more ? 1 : 1000, PG_WAIT_EXTENSION);
+						 more ? 1 : 1000, gpusort_wait_event(GPUSORT_WAIT_SERVICE_MAIN));
 	}
 
 	/* in-flight requests: their backends sort on the CPU */

@@ -9,7 +9,10 @@
 #     process attached to shared memory) and the worker comes back;
 #  4. a backend terminated while its sort holds a request (an injected
 #     delay just before the engine's sort): afterwards no GPU keeps a sort
-#     running or memory reserved, and new sessions sort right;
+#     running or memory reserved, and new sessions sort right; while it is
+#     held, pg_stat_activity shows what it and the idle worker wait for
+#     (from 17 on, wait events of gpusort's own, listed in pg_wait_events;
+#     before, "Extension");
 #  5. 100 sessions sorting at once (pgbench, each transaction checking
 #     its own order): no failure, every sort counted by gpusort_stat, and
 #     nothing left running or reserved on any GPU;
@@ -112,6 +115,24 @@ $node->poll_query_until('postgres', q{
 my $held = $node->safe_psql('postgres', q{
 	SELECT pid FROM pg_stat_activity
 	 WHERE query LIKE '%held_request%' AND pid <> pg_backend_pid() AND state = 'active'});
+my $named_waits = $node->safe_psql('postgres', 'SHOW server_version_num') >= 170000;
+my $delay_wait = $named_waits ? 'GpuSortInjectedDelay' : 'Extension';
+my $service_wait = $named_waits ? 'GpuSortServiceMain' : 'Extension';
+ok($node->poll_query_until('postgres', qq{
+	SELECT wait_event_type || ':' || wait_event FROM pg_stat_activity WHERE pid = $held},
+	"Extension:$delay_wait"), "the held sort waits on Extension:$delay_wait");
+ok($node->poll_query_until('postgres', qq{
+	SELECT wait_event_type || ':' || wait_event FROM pg_stat_activity
+	 WHERE backend_type = 'gpusort GPU service'}, "Extension:$service_wait"),
+	"the idle GPU service waits on Extension:$service_wait");
+SKIP:
+{
+	skip 'pg_wait_events and named extension wait events come with 17', 1 unless $named_waits;
+	is($node->safe_psql('postgres', q{
+		SELECT string_agg(name, ',' ORDER BY name) FROM pg_wait_events
+		 WHERE type = 'Extension' AND name IN ('GpuSortInjectedDelay', 'GpuSortServiceMain')}),
+		'GpuSortInjectedDelay,GpuSortServiceMain', 'pg_wait_events lists them');
+}
 $node->safe_psql('postgres', "SELECT pg_terminate_backend($held)");
 $h->finish;
 like(slurp_file("$tmp/held.err"), qr/terminating connection due to administrator command/,
