@@ -27,7 +27,10 @@
 # failed, no ERROR or FATAL reached the server log (a GPU out of memory
 # must end in a fallback, never in an error), and, with gpusort on, the
 # GpuSorts happened (counted from the DEBUG1 line each sort logs).  It
-# reports transactions per second on and off and how the sorts were done.
+# reports transactions per second on and off, how the sorts were done, the
+# most host memory all sorts held at once (gpusort_stat, sampled each
+# second) against gpusort.server_memory, and the runs written for each
+# memory budget.
 #
 # Environment (defaults for the GPU host; for a quick run elsewhere, e.g.
 # PGBENCH_ENGINE=cpu PGBENCH_CLIENTS=8 PGBENCH_DURATION=20 PGBENCH_ROWS=500000
@@ -105,15 +108,32 @@ psql -XqAt -c "SELECT 'gpusort ' || version || ', ' || build || ', engines ' || 
 psql -XqAt -c "EXPLAIN (COSTS OFF) SELECT k FROM bench WHERE id BETWEEN 1 AND $span ORDER BY k DESC, id OFFSET $span - 1" \
   | grep -q 'Custom Scan (GpuSort)' || { echo "FAIL: the queries are not GpuSorts"; exit 1; }
 
+# runs written so far for each budget: "max_memory, server_memory"
+stat_runs()
+{
+  psql -XqAt -c "SELECT string_agg(value::text, ', ' ORDER BY detail) FROM gpusort_stat WHERE what = 'runs written'"
+}
+
 scripts=()
 for f in "$root"/test/gpu/pgbench/*.sql; do scripts+=(-f "$f"); done
 status=0
 declare -A tps
 for mode in $modes; do
   offset=$(stat -c %s "$log")
+  runs_before=$(stat_runs)
   PGOPTIONS="-c gpusort.enabled=$mode" pgbench -n -c "$clients" -j "$clients" -T "$duration" \
-      -D span="$span" -D windows="$windows" -D step="$step" -P 30 "${scripts[@]}" > "$out/pgbench-$mode.log" 2>&1
+      -D span="$span" -D windows="$windows" -D step="$step" -P 30 "${scripts[@]}" > "$out/pgbench-$mode.log" 2>&1 &
+  pgbench_pid=$!
+  # the host memory all sorts hold together, sampled each second
+  held_peak=0
+  while kill -0 "$pgbench_pid" 2>/dev/null; do
+    held=$(psql -XqAt -c "SELECT value FROM gpusort_stat WHERE what = 'now' AND detail = 'sort memory held'" 2>/dev/null)
+    [ -n "$held" ] && [ "$held" -gt "$held_peak" ] && held_peak=$held
+    sleep 1
+  done
+  wait "$pgbench_pid"
   rc=$?
+  runs_after=$(stat_runs)
   tail -c +$((offset + 1)) "$log" > "$out/server-$mode.log"
   tps[$mode]=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$out/pgbench-$mode.log" | head -1)
   processed=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$out/pgbench-$mode.log")
@@ -128,6 +148,9 @@ for mode in $modes; do
   echo "gpusort $mode: tps ${tps[$mode]:-?}, transactions ${processed:-?}, failed ${failed:-0}," \
        "clients aborted $aborted, server errors $errors (GPU/out of memory $gpu_oom);" \
        "sorts by GPU $by_gpu, CPU $by_cpu, comparators $by_cmp, GPU fallbacks $gpu_fallbacks"
+  echo "gpusort $mode: sort memory held at most $((held_peak / 1048576)) MB of gpusort.server_memory's" \
+       "$(($(psql -XqAt -c "SELECT value FROM gpusort_stat WHERE detail = 'sort memory limit'") / 1048576)) MB;" \
+       "runs written (for gpusort.max_memory, for gpusort.server_memory): before $runs_before, after $runs_after"
   grep -E '(ERROR|FATAL|PANIC): ' "$out/server-$mode.log" | sed 's/^[^]]*] //' | sort | uniq -c | sort -rn | head -5
   grep 'gpusort: ' "$out/server-$mode.log" | grep 'fallback: ' | sed 's/.*fallback: /  fallback: /' \
     | sort | uniq -c | sort -rn | head -5
