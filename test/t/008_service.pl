@@ -110,11 +110,13 @@ my $h = IPC::Run::start([ 'psql', '-XAtq', '-d', $node->connstr('postgres'), '-f
 $node->poll_query_until('postgres', q{
 	SELECT count(*) = 1 FROM pg_stat_activity
 	 WHERE query LIKE '%held_request%' AND pid <> pg_backend_pid() AND state = 'active'
-	   AND now() - query_start > interval '1 s'})
+	   AND backend_type = 'client backend' AND now() - query_start > interval '1 s'})
   or die 'the held sort did not start';
+# the session's own backend, not its parallel workers (which show its query)
 my $held = $node->safe_psql('postgres', q{
 	SELECT pid FROM pg_stat_activity
-	 WHERE query LIKE '%held_request%' AND pid <> pg_backend_pid() AND state = 'active'});
+	 WHERE query LIKE '%held_request%' AND pid <> pg_backend_pid() AND state = 'active'
+	   AND backend_type = 'client backend'});
 my $named_waits = $node->safe_psql('postgres', 'SHOW server_version_num') >= 170000;
 my $delay_wait = $named_waits ? 'GpuSortInjectedDelay' : 'Extension';
 my $service_wait = $named_waits ? 'GpuSortServiceMain' : 'Extension';
