@@ -284,11 +284,13 @@ hostmem_owned(MemoryContext owner)
 	Size		bytes = 0;
 	dlist_iter	iter;
 
+	if (owner == NULL)
+		return in_use_bytes;
 	dlist_foreach(iter, &in_use_blocks)
 	{
 		HostBlock  *block = dlist_container(HostBlock, node, iter.cur);
 
-		if (owner == NULL || block->owner == owner)
+		if (block->owner == owner)
 			bytes += block->size;
 	}
 	return bytes;

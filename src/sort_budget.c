@@ -50,48 +50,47 @@
 static Size backend_in_use = 0;
 
 /*
- * backend_in_use is in the server's total too, and an exit hook takes it
- * out; false again once the hook has run
+ * Whether backend_in_use is in the server's total: not yet (nothing held
+ * since the backend started, or no shared memory), yes (and an exit hook
+ * will take it out), or no more (the hook has run).
  */
-static bool counted_in_server = false;
-static bool server_exit_hook = false;
+typedef enum ServerCount
+{
+	SERVER_UNCOUNTED,
+	SERVER_COUNTED,
+	SERVER_LEFT
+} ServerCount;
+
+static ServerCount server_count = SERVER_UNCOUNTED;
 
 /* The backend exits: what its sorts still hold leaves the server's total. */
 static void
 uncount_backend_at_exit(int code, Datum arg)
 {
-	if (counted_in_server && backend_in_use > 0)
-		pg_atomic_fetch_sub_u64(&gpusort_service->sort_memory_held,
-								(int64) backend_in_use);
-	counted_in_server = false;
+	pg_atomic_fetch_sub_u64(&gpusort_service->sort_memory_held, (int64) backend_in_use);
+	server_count = SERVER_LEFT;
 }
 
 /* Move what the backend holds, here and in the server's total. */
 static void
 move_held(Size old_bytes, Size new_bytes)
 {
+	int64		change = (int64) new_bytes - (int64) old_bytes;
+
 	Assert(backend_in_use >= old_bytes);
 	backend_in_use = backend_in_use - old_bytes + new_bytes;
-	if (gpusort_service == NULL || old_bytes == new_bytes)
+	if (gpusort_service == NULL || change == 0 || server_count == SERVER_LEFT)
 		return;
-	if (!counted_in_server)
+	if (server_count == SERVER_UNCOUNTED)
 	{
-		/* from nothing: the backend held nothing the server counted yet */
-		if (server_exit_hook || proc_exit_inprogress)
+		if (proc_exit_inprogress)
 			return;
 		on_shmem_exit(uncount_backend_at_exit, 0);
-		server_exit_hook = true;
-		counted_in_server = true;
-		pg_atomic_fetch_add_u64(&gpusort_service->sort_memory_held,
-								(int64) backend_in_use);
-		return;
+		server_count = SERVER_COUNTED;
+		/* the first count: all the backend holds */
+		change = (int64) backend_in_use;
 	}
-	if (new_bytes > old_bytes)
-		pg_atomic_fetch_add_u64(&gpusort_service->sort_memory_held,
-								(int64) (new_bytes - old_bytes));
-	else
-		pg_atomic_fetch_sub_u64(&gpusort_service->sort_memory_held,
-								(int64) (old_bytes - new_bytes));
+	pg_atomic_fetch_add_u64(&gpusort_service->sort_memory_held, change);
 }
 
 static void
