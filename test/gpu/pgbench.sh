@@ -29,8 +29,10 @@
 # GpuSorts happened (counted from the DEBUG1 line each sort logs).  It
 # reports transactions per second on and off, how the sorts were done, the
 # most host memory all sorts held at once (gpusort_stat, sampled each
-# second) against gpusort.server_memory, and the runs written for each
-# memory budget.
+# second) against gpusort.server_memory, the runs written for each memory
+# budget, and, where there are GPUs, the sorts each GPU served
+# (gpusort_gpus) and the most memory nvidia-smi showed in use on each,
+# sampled each second, against the service's budget for it.
 #
 # Environment (defaults for the GPU host; for a quick run elsewhere, e.g.
 # PGBENCH_ENGINE=cpu PGBENCH_CLIENTS=8 PGBENCH_DURATION=20 PGBENCH_ROWS=500000
@@ -114,6 +116,14 @@ stat_runs()
   psql -XqAt -c "SELECT string_agg(value::text, ', ' ORDER BY detail) FROM gpusort_stat WHERE what = 'runs written'"
 }
 
+# sorts served so far by each GPU of the service: "device:served ..."
+gpus_served()
+{
+  psql -XqAt -c "SELECT coalesce(string_agg(device || ':' || served, ' ' ORDER BY device), 'no GPU') FROM gpusort_gpus"
+}
+have_smi=0
+command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 && have_smi=1
+
 scripts=()
 for f in "$root"/test/gpu/pgbench/*.sql; do scripts+=(-f "$f"); done
 status=0
@@ -121,6 +131,8 @@ declare -A tps
 for mode in $modes; do
   offset=$(stat -c %s "$log")
   runs_before=$(stat_runs)
+  served_before=$(gpus_served)
+  : > "$out/gpu-memory-$mode.csv"
   PGOPTIONS="-c gpusort.enabled=$mode" pgbench -n -c "$clients" -j "$clients" -T "$duration" \
       -D span="$span" -D windows="$windows" -D step="$step" -P 30 "${scripts[@]}" > "$out/pgbench-$mode.log" 2>&1 &
   pgbench_pid=$!
@@ -129,6 +141,8 @@ for mode in $modes; do
   while kill -0 "$pgbench_pid" 2>/dev/null; do
     held=$(psql -XqAt -c "SELECT value FROM gpusort_stat WHERE what = 'now' AND detail = 'sort memory held'" 2>/dev/null)
     [ -n "$held" ] && [ "$held" -gt "$held_peak" ] && held_peak=$held
+    [ $have_smi = 1 ] && nvidia-smi --query-gpu=index,memory.used --format=csv,noheader,nounits \
+        >> "$out/gpu-memory-$mode.csv" 2>/dev/null
     sleep 1
   done
   wait "$pgbench_pid"
@@ -151,6 +165,12 @@ for mode in $modes; do
   echo "gpusort $mode: sort memory held at most $((held_peak / 1048576)) MB of gpusort.server_memory's" \
        "$(($(psql -XqAt -c "SELECT value FROM gpusort_stat WHERE detail = 'sort memory limit'") / 1048576)) MB;" \
        "runs written (for gpusort.max_memory, for gpusort.server_memory): before $runs_before, after $runs_after"
+  if [ $have_smi = 1 ]; then
+    echo "gpusort $mode: sorts served by each GPU (device:served): before $served_before, after $(gpus_served);" \
+         "GPU memory in use at most (nvidia-smi, MiB): $(awk -F', *' '$2 > m[$1] { m[$1] = $2 }
+             END { for (d in m) printf "%s:%d ", d, m[d] }' "$out/gpu-memory-$mode.csv");" \
+         "the service's budget per GPU (MiB): $(psql -XqAt -c "SELECT coalesce(string_agg(device || ':' || memory_budget / 1048576, ' ' ORDER BY device), 'no GPU') FROM gpusort_gpus")"
+  fi
   grep -E '(ERROR|FATAL|PANIC): ' "$out/server-$mode.log" | sed 's/^[^]]*] //' | sort | uniq -c | sort -rn | head -5
   grep 'gpusort: ' "$out/server-$mode.log" | grep 'fallback: ' | sed 's/.*fallback: /  fallback: /' \
     | sort | uniq -c | sort -rn | head -5
