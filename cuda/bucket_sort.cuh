@@ -81,6 +81,7 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include <cub/device/device_scan.cuh>
@@ -101,15 +102,22 @@ inline size_t bucket_limit_override = 0;
 
 /*
  * Let kernel use bytes of dynamic shared memory (over 48 KB needs the
- * opt-in).  Once per kernel and process: the tile sort is launched for
- * every chunk, and the attribute call is not free.
+ * opt-in).  Once per kernel and device: the tile sort is launched for
+ * every chunk, and the attribute call is not free.  The attribute belongs
+ * to the current device, so the GPU service, which sorts on several, must
+ * set it on each; set on one only, the other's launches fail with "invalid
+ * argument".
  */
 template <typename Kernel>
 inline void
 allow_smem(Kernel kernel, size_t bytes)
 {
-	static std::map<const void *, size_t> allowed;
-	size_t	   &done = allowed[(const void *) kernel];
+	static std::map<std::pair<int, const void *>, size_t> allowed;
+	int			device = 0;
+
+	GS_CHECK(cudaGetDevice(&device));
+
+	size_t	   &done = allowed[std::make_pair(device, (const void *) kernel)];
 
 	if (bytes > 48 * 1024 && bytes > done)
 	{
