@@ -16,7 +16,16 @@
  * when more records arrive than expected.  finish waits for the scan,
  * answers presorted input without sorting, runs the rest of the algorithm,
  * and copies the permutation into a pinned buffer, or keeps it on the
- * device for the caller to download into its registered memory.
+ * device for the caller to download into its registered memory.  finish
+ * comes in two steps, start (everything queued on the stream) and wait, so
+ * that the parts of a split sort work at once, each on its own stream.
+ *
+ * Source indexes.  A sort that carries them (the parts of a split sort)
+ * ships a pinned chunk of uint32 source indexes with each chunk of keys
+ * into a device array beside the keys; once sorted, its permutation of
+ * positions is mapped through that array on the device (gather_index_kernel),
+ * so that the result, kept there for the caller to download, is already in
+ * the caller's record numbers and no pass over it runs on the host.
  *
  * Errors.  Every CUDA call is checked, every launch followed by
  * cudaGetLastError; internally an error is a GsError exception, caught by
@@ -327,6 +336,12 @@ struct GsCudaSort
 	std::vector<void *> slabs;
 	size_t		slab_chunks = 1;
 
+	/* source indexes (gscuda_sort_carry_index): pinned chunks, device array */
+	bool		carry_index = false;
+	std::vector<uint32_t *> index_chunks;
+	std::vector<void *> index_slabs;
+	DevBuf<uint32_t> src_index;
+
 	/* what has arrived on the device */
 	size_t		submitted_records = 0;
 	size_t		next_chunk = 0;
@@ -350,6 +365,10 @@ struct GsCudaSort
 				sort_end = nullptr,
 				d2h_start = nullptr,
 				d2h_end = nullptr;
+
+	/* finish_start done, finish_wait not yet */
+	bool		finishing = false;
+	int			direction = 0;	/* presorted_direction() of the finishing sort */
 
 	/* the result */
 	bool		keep_perm = false;	/* on the device, for gscuda_sort_download */
@@ -386,6 +405,7 @@ release_sort(GsCudaSort *sort)
 			(void) cudaGetLastError();
 	}
 	sort->keys.reset();
+	sort->src_index.reset();
 	sort->device_perm.reset();
 	sort->kept_perm = nullptr;
 	sort->presort.reset();
@@ -407,6 +427,10 @@ release_sort(GsCudaSort *sort)
 		pinned_release(slab);
 	sort->slabs.clear();
 	sort->chunks.clear();
+	for (void *slab : sort->index_slabs)
+		pinned_release(slab);
+	sort->index_slabs.clear();
+	sort->index_chunks.clear();
 	if (sort->host_perm)
 		pinned_release(sort->host_perm);
 	sort->host_perm = nullptr;
@@ -443,6 +467,8 @@ resident_bytes_per_record(const GsCudaSort *sort)
 	if (sort->bucket())
 		b += sort->key_words * sizeof(uint64_t) + sizeof(uint32_t) +
 			(sort->key_words * sizeof(uint64_t) + sizeof(uint32_t)) / GS_SAMPLE_STEP + 1;
+	if (sort->carry_index)
+		b += sizeof(uint32_t);
 	return b;
 }
 
@@ -511,6 +537,16 @@ ensure_capacity(GsCudaSort *sort, size_t records)
 									 cudaMemcpyDeviceToDevice, sort->stream));
 		sort->keys.swap(keys);
 	}
+	if (sort->carry_index)
+	{
+		DevBuf<uint32_t> index(&sort->mem, cap);
+
+		if (sort->submitted_records)
+			GS_CHECK(cudaMemcpyAsync(index.get(), sort->src_index.get(),
+									 sort->submitted_records * sizeof(uint32_t),
+									 cudaMemcpyDeviceToDevice, sort->stream));
+		sort->src_index.swap(index);
+	}
 	if (sort->bucket())
 	{
 		size_t		tile = bucket_tile_records(kw);
@@ -555,6 +591,9 @@ submit_chunk(GsCudaSort *sort, size_t chunkno, size_t nrecords)
 
 	if (!uploaded && (chunkno >= sort->chunks.size() || sort->chunks[chunkno] == nullptr))
 		fail("chunk submitted before its buffer was requested");
+	if (sort->carry_index && nrecords > 0 &&
+		(chunkno >= sort->index_chunks.size() || sort->index_chunks[chunkno] == nullptr))
+		fail("chunk submitted before its source indexes were written");
 	if (nrecords > sort->chunk_records)
 		fail("chunk holds more records than chunk_records");
 	if (chunkno != sort->next_chunk || start != sort->submitted_records)
@@ -572,7 +611,7 @@ submit_chunk(GsCudaSort *sort, size_t chunkno, size_t nrecords)
 	}
 
 	ensure_capacity(sort, end);
-	if (!uploaded)
+	if (!uploaded || sort->carry_index)
 	{
 		make_event(&ev[0]);
 		sort->events.push_back(ev[0]);
@@ -582,9 +621,14 @@ submit_chunk(GsCudaSort *sort, size_t chunkno, size_t nrecords)
 		GS_CHECK(cudaEventRecord(ev[0], sort->stream));
 		if (sort->fault == GSCUDA_FAULT_H2D)
 			fail("cudaMemcpyAsync to the device (injected fault)", cudaErrorInvalidValue);
-		GS_CHECK(cudaMemcpyAsync(sort->keys.get() + start * kw, sort->chunks[chunkno],
-								 nrecords * kw * sizeof(uint64_t), cudaMemcpyHostToDevice,
-								 sort->stream));
+		if (!uploaded)
+			GS_CHECK(cudaMemcpyAsync(sort->keys.get() + start * kw, sort->chunks[chunkno],
+									 nrecords * kw * sizeof(uint64_t), cudaMemcpyHostToDevice,
+									 sort->stream));
+		if (sort->carry_index)
+			GS_CHECK(cudaMemcpyAsync(sort->src_index.get() + start, sort->index_chunks[chunkno],
+									 nrecords * sizeof(uint32_t), cudaMemcpyHostToDevice,
+									 sort->stream));
 		GS_CHECK(cudaEventRecord(ev[1], sort->stream));
 	}
 
@@ -742,15 +786,32 @@ find_ties(GsCudaSort *sort, const uint32_t *perm, size_t n)
 	sort->ties_known = true;
 }
 
+/* out[k] = index[perm[k]]: sorted positions to the caller's source indexes. */
+static __global__ void
+gather_index_kernel(const uint32_t *perm, const uint32_t *index, size_t n, uint32_t *out)
+{
+	for (size_t k = blockIdx.x * (size_t) blockDim.x + threadIdx.x; k < n;
+		 k += (size_t) gridDim.x * blockDim.x)
+		out[k] = index[perm[k]];
+}
+
+/*
+ * The first half of finish: submit what is left, sort, map the permutation
+ * through the source indexes if the sort carries them, and queue its copy
+ * to pinned memory unless it stays on the device.  Everything is queued on
+ * the sort's stream; the host waits only for the presorted check (and
+ * inside the bucket sort), so that the caller can start the next sort of a
+ * split while this one runs.  finish_wait() completes it.
+ */
 static void
-finish_sort(GsCudaSort *sort, size_t n, const uint32_t **perm_out, GsCudaStats *stats)
+finish_start(GsCudaSort *sort, size_t n)
 {
 	int			kw = sort->key_words;
 	int			direction;
 	uint32_t   *perm;
-	DevBuf<uint32_t> perm_buf;
-	double		h2d = 0;
 
+	if (sort->finishing)
+		fail("the sort is already finishing");
 	/* the last chunks, if the caller filled but did not submit them */
 	while (sort->submitted_records < n)
 	{
@@ -781,17 +842,19 @@ finish_sort(GsCudaSort *sort, size_t n, const uint32_t **perm_out, GsCudaStats *
 		fail("kernel execution (injected fault)", cudaErrorLaunchFailure);
 	direction = presorted_direction(*sort->host_presort, n);
 
-	if (direction || !sort->bucket())
-		check_room(sort, direction ? n * sizeof(uint32_t) : finish_bytes(sort, n));
+	/* the mapping through source indexes takes one more array of n */
+	if (direction)
+		check_room(sort, n * sizeof(uint32_t) * (sort->carry_index ? 2 : 1));
 	else
 		check_room(sort, finish_bytes(sort, n));
 
+	sort->device_perm.reset();
 	if (sort->bucket() && n > 0)
 		perm = sort->tidx.get();	/* dead once the buckets are filled */
 	else
 	{
-		perm_buf.allocate(&sort->mem, n);
-		perm = perm_buf.get();
+		sort->device_perm.allocate(&sort->mem, n);
+		perm = sort->device_perm.get();
 	}
 
 	if (n == 0)
@@ -812,11 +875,33 @@ finish_sort(GsCudaSort *sort, size_t n, const uint32_t **perm_out, GsCudaStats *
 	else
 		radix_sort_values(sort->ctx, sort->keys.get(), kw, n, nullptr, perm,
 						  sort->host_presort->diff, !sort->want_ties);
-	GS_CHECK(cudaEventRecord(sort->sort_end, sort->stream));
+	if (!sort->carry_index)
+		GS_CHECK(cudaEventRecord(sort->sort_end, sort->stream));
 
 	/* the bucket sort leaves no keys in input order to compare */
 	if (sort->want_ties && (direction || !sort->bucket()))
 		find_ties(sort, perm, n);
+
+	/*
+	 * Positions to source indexes (after the ties, which compare keys by
+	 * position).  The positions' array, unless it is the bucket sort's tidx,
+	 * and the source indexes are dead afterwards: freed in stream order.
+	 */
+	if (sort->carry_index)
+	{
+		if (n > 0)
+		{
+			DevBuf<uint32_t> mapped(&sort->mem, n);
+
+			gather_index_kernel<<<stream_blocks(n), 256, 0, sort->stream>>>(
+				perm, sort->src_index.get(), n, mapped.get());
+			check_launch(sort->ctx, "gather_index_kernel");
+			sort->device_perm.swap(mapped);
+			perm = sort->device_perm.get();
+		}
+		sort->src_index.reset();
+		GS_CHECK(cudaEventRecord(sort->sort_end, sort->stream));
+	}
 
 	/* the permutation: kept on the device, or into pinned memory */
 	if (sort->host_perm)
@@ -825,8 +910,6 @@ finish_sort(GsCudaSort *sort, size_t n, const uint32_t **perm_out, GsCudaStats *
 	GS_CHECK(cudaEventRecord(sort->d2h_start, sort->stream));
 	if (sort->keep_perm)
 	{
-		if (perm == perm_buf.get())
-			sort->device_perm.swap(perm_buf);
 		sort->kept_perm = perm;
 		sort->kept_records = n;
 	}
@@ -840,7 +923,22 @@ finish_sort(GsCudaSort *sort, size_t n, const uint32_t **perm_out, GsCudaStats *
 									 cudaMemcpyDeviceToHost, sort->stream));
 	}
 	GS_CHECK(cudaEventRecord(sort->d2h_end, sort->stream));
+	sort->direction = direction;
+	sort->finishing = true;
+}
+
+/* The second half of finish: wait for what finish_start queued. */
+static void
+finish_wait(GsCudaSort *sort, const uint32_t **perm_out, GsCudaStats *stats)
+{
+	double		h2d = 0;
+
+	if (!sort->finishing)
+		fail("the sort's finish was not started");
+	sort->finishing = false;
 	GS_CHECK(cudaStreamSynchronize(sort->stream));
+	if (!sort->keep_perm)
+		sort->device_perm.reset();	/* copied out: give its memory back */
 
 	for (size_t i = 0; i + 1 < sort->events.size(); i += 2)
 		h2d += elapsed_ms(sort->events[i], sort->events[i + 1]);
@@ -848,13 +946,13 @@ finish_sort(GsCudaSort *sort, size_t n, const uint32_t **perm_out, GsCudaStats *
 	{
 		memset(stats, 0, sizeof(*stats));
 		snprintf(stats->algorithm, sizeof(stats->algorithm), "%s",
-				 direction ? "presorted" :
+				 sort->direction ? "presorted" :
 				 sort->bucket() ? "bucket sort" : "radix sort");
 		stats->h2d_ms = h2d;
 		stats->sort_ms = elapsed_ms(sort->sort_start, sort->sort_end);
 		stats->d2h_ms = elapsed_ms(sort->d2h_start, sort->d2h_end);
 		stats->device_bytes = sort->mem.peak;
-		stats->presorted = direction;
+		stats->presorted = sort->direction;
 	}
 	*perm_out = sort->host_perm;
 }
@@ -969,6 +1067,12 @@ gscuda_sort_bytes(int key_words, GsCudaAlgorithm algorithm, size_t nrecords)
 										   GSCUDA_MAX_KEY_WORDS : key_words);
 	probe.algorithm = resolve_algorithm(algorithm, probe.key_words);
 	return nrecords * resident_bytes_per_record(&probe) + finish_bytes(&probe, nrecords);
+}
+
+GS_EXPORT size_t
+gscuda_sort_index_bytes(size_t nrecords)
+{
+	return nrecords * sizeof(uint32_t);
 }
 
 GS_EXPORT void
@@ -1107,6 +1211,30 @@ gscuda_sort_begin(int key_words, size_t chunk_records, size_t expected_records,
 	return nullptr;
 }
 
+/*
+ * Pinned buffer chunkno of chunk_bytes among chunks: allocated with the
+ * others of its slab (slab_chunks chunks) the first time one is asked for.
+ */
+template <typename T>
+static T *
+slab_chunk(GsCudaSort *sort, std::vector<T *> &chunks, std::vector<void *> &slabs,
+		   size_t chunkno, size_t chunk_bytes)
+{
+	if (chunkno >= chunks.size() || chunks[chunkno] == nullptr)
+	{
+		size_t		first = chunkno - chunkno % sort->slab_chunks;
+		void	   *slab = nullptr;
+
+		if (chunks.size() < first + sort->slab_chunks)
+			chunks.resize(first + sort->slab_chunks, nullptr);
+		slab = pinned_alloc(chunk_bytes * sort->slab_chunks);
+		slabs.push_back(slab);
+		for (size_t i = 0; i < sort->slab_chunks; i++)
+			chunks[first + i] = (T *) ((char *) slab + i * chunk_bytes);
+	}
+	return chunks[chunkno];
+}
+
 GS_EXPORT uint64_t *
 gscuda_sort_chunk(GsCudaSort *sort, size_t chunkno, char *errbuf, size_t errlen)
 {
@@ -1114,20 +1242,31 @@ gscuda_sort_chunk(GsCudaSort *sort, size_t chunkno, char *errbuf, size_t errlen)
 	{
 		if (sort == nullptr)
 			fail("no sort");
-		if (chunkno >= sort->chunks.size() || sort->chunks[chunkno] == nullptr)
-		{
-			size_t		first = chunkno - chunkno % sort->slab_chunks;
-			size_t		chunk_bytes = sort->chunk_records * sort->key_words * sizeof(uint64_t);
-			void	   *slab = nullptr;
+		return slab_chunk(sort, sort->chunks, sort->slabs, chunkno,
+						  sort->chunk_records * sort->key_words * sizeof(uint64_t));
+	}
+	catch (const GsError &e)
+	{
+		set_error(errbuf, errlen, e.message.c_str());
+	}
+	catch (...)
+	{
+		set_error(errbuf, errlen, "out of pinned host memory");
+	}
+	return nullptr;
+}
 
-			if (sort->chunks.size() < first + sort->slab_chunks)
-				sort->chunks.resize(first + sort->slab_chunks, nullptr);
-			slab = pinned_alloc(chunk_bytes * sort->slab_chunks);
-			sort->slabs.push_back(slab);
-			for (size_t i = 0; i < sort->slab_chunks; i++)
-				sort->chunks[first + i] = (uint64_t *) ((char *) slab + i * chunk_bytes);
-		}
-		return sort->chunks[chunkno];
+GS_EXPORT uint32_t *
+gscuda_sort_index_chunk(GsCudaSort *sort, size_t chunkno, char *errbuf, size_t errlen)
+{
+	try
+	{
+		if (sort == nullptr)
+			fail("no sort");
+		if (!sort->carry_index)
+			fail("the sort carries no source indexes");
+		return slab_chunk(sort, sort->index_chunks, sort->index_slabs, chunkno,
+						  sort->chunk_records * sizeof(uint32_t));
 	}
 	catch (const GsError &e)
 	{
@@ -1170,6 +1309,21 @@ run_sort_step(GsCudaSort *sort, const char *what, char *errbuf, size_t errlen, S
 		set_error(errbuf, errlen, msg);
 	}
 	return 1;
+}
+
+GS_EXPORT int
+gscuda_sort_carry_index(GsCudaSort *sort, char *errbuf, size_t errlen)
+{
+	return run_sort_step(sort, "gscuda_sort_carry_index", errbuf, errlen, [&] {
+		if (sort->carry_index)
+			return;
+		if (sort->next_chunk != 0 || sort->uploading)
+			fail("source indexes must be asked for before the first chunk");
+		/* the device array of what capacity the sort already has, then grows with it */
+		check_room(sort, sort->capacity * sizeof(uint32_t));
+		sort->src_index.allocate(&sort->mem, sort->capacity);
+		sort->carry_index = true;
+	});
 }
 
 GS_EXPORT int
@@ -1232,20 +1386,46 @@ gscuda_register_host(void *p, size_t bytes, char *errbuf, size_t errlen)
 	return 0;
 }
 
+/* After a failed step of finish: leave nothing running. */
+static int
+finish_failed(GsCudaSort *sort)
+{
+	if (sort)
+	{
+		sort->finishing = false;
+		/* nothing may touch the caller's buffers after the error is returned */
+		if (sort->stream && cudaStreamSynchronize(sort->stream) != cudaSuccess)
+			(void) cudaGetLastError();
+	}
+	return 1;
+}
+
+GS_EXPORT int
+gscuda_sort_finish_start(GsCudaSort *sort, size_t nrecords, char *errbuf, size_t errlen)
+{
+	if (run_sort_step(sort, "gscuda_sort_finish_start", errbuf, errlen,
+					  [&] { finish_start(sort, nrecords); }) == 0)
+		return 0;
+	return finish_failed(sort);
+}
+
+GS_EXPORT int
+gscuda_sort_finish_wait(GsCudaSort *sort, const uint32_t **perm, GsCudaStats *stats,
+						char *errbuf, size_t errlen)
+{
+	if (run_sort_step(sort, "gscuda_sort_finish_wait", errbuf, errlen,
+					  [&] { finish_wait(sort, perm, stats); }) == 0)
+		return 0;
+	return finish_failed(sort);
+}
+
 GS_EXPORT int
 gscuda_sort_finish(GsCudaSort *sort, size_t nrecords, const uint32_t **perm,
 				   GsCudaStats *stats, char *errbuf, size_t errlen)
 {
-	if (run_sort_step(sort, "gscuda_sort_finish", errbuf, errlen,
-					  [&] { finish_sort(sort, nrecords, perm, stats); }) == 0)
-		return 0;
-	if (sort && sort->stream)
-	{
-		/* leave nothing running that could touch the caller's buffers */
-		if (cudaStreamSynchronize(sort->stream) != cudaSuccess)
-			(void) cudaGetLastError();
-	}
-	return 1;
+	if (gscuda_sort_finish_start(sort, nrecords, errbuf, errlen) != 0)
+		return 1;
+	return gscuda_sort_finish_wait(sort, perm, stats, errbuf, errlen);
 }
 
 GS_EXPORT void

@@ -13,7 +13,11 @@
  * integers; the index of a record is its position in the input stream
  * (0 .. n-1), implicit, never shipped.  The result is the permutation of
  * indexes sorted by (key, index): ties keep input order, so the output is
- * exactly that of the CPU engine (src/cpu_radix.c).
+ * exactly that of the CPU engine (src/cpu_radix.c).  A sort may also carry
+ * a source index per record (gscuda_sort_carry_index), shipped beside its
+ * keys: its result is then each sorted record's source index instead of its
+ * position, mapped on the device.  The GPU service uses that for the parts
+ * of a split sort, whose records are a subset of the request's.
  *
  * Keys arrive in chunks of chunk_records records (a power of two) written by
  * the caller into pinned host buffers that this side hands out; a chunk is
@@ -92,6 +96,12 @@ extern int	gscuda_select_device(int device);
 extern size_t gscuda_sort_bytes(int key_words, GsCudaAlgorithm algorithm,
 								size_t nrecords);
 
+/*
+ * GPU memory that carrying source indexes (gscuda_sort_carry_index) adds to
+ * gscuda_sort_bytes() for nrecords records.
+ */
+extern size_t gscuda_sort_index_bytes(size_t nrecords);
+
 /* Number of CUDA devices, or -1 with errbuf filled (initializes CUDA). */
 extern int	gscuda_device_count(char *errbuf, size_t errlen);
 
@@ -143,6 +153,20 @@ extern uint64_t *gscuda_sort_chunk(GsCudaSort *sort, size_t chunkno,
 								   char *errbuf, size_t errlen);
 
 /*
+ * Make the sort carry a source index per record; call it before the first
+ * chunk.  Each chunk's source indexes are then written by the caller into
+ * gscuda_sort_index_chunk(sort, chunkno) (chunk_records indexes, pinned,
+ * valid until gscuda_sort_end()) before the chunk is submitted, and shipped
+ * with it.  The permutation that gscuda_sort_finish() and
+ * gscuda_sort_download() give is then made of source indexes: entry k is
+ * the source index of the k-th record in (key, position) order.  Takes
+ * gscuda_sort_index_bytes() more GPU memory.
+ */
+extern int	gscuda_sort_carry_index(GsCudaSort *sort, char *errbuf, size_t errlen);
+extern uint32_t *gscuda_sort_index_chunk(GsCudaSort *sort, size_t chunkno,
+										 char *errbuf, size_t errlen);
+
+/*
  * Copy nwords words of chunk chunkno's keys, from word word_offset on,
  * from src straight to the device (asynchronous).  src lies in host memory
  * registered with gscuda_register_host() and must stay unchanged until
@@ -181,11 +205,6 @@ extern int	gscuda_sort_submit(GsCudaSort *sort, size_t chunkno, size_t nrecords,
 							   char *errbuf, size_t errlen);
 
 /*
- * Sort all submitted records (nrecords in all, chunks 0..k-1 full but the
- * last) and return the permutation through *perm: nrecords indexes in a
- * buffer owned by the sort, valid until gscuda_sort_end().
- */
-/*
  * Ask a sort, before gscuda_sort_finish(), to find which neighbours of its
  * result have equal keys; after it, gscuda_sort_ties() gives n flags (flag i:
  * records i and i + 1 of the result are equal; NULL when none are) and
@@ -195,9 +214,30 @@ extern int	gscuda_sort_submit(GsCudaSort *sort, size_t chunkno, size_t nrecords,
 extern void gscuda_sort_want_ties(GsCudaSort *sort);
 extern int	gscuda_sort_ties(GsCudaSort *sort, const uint8_t **ties, size_t *nties);
 
+/*
+ * Sort all submitted records (nrecords in all, chunks 0..k-1 full but the
+ * last) and return the permutation through *perm: nrecords indexes in a
+ * buffer owned by the sort, valid until gscuda_sort_end() (NULL if the
+ * sort keeps its permutation on the device).
+ */
 extern int	gscuda_sort_finish(GsCudaSort *sort, size_t nrecords,
 							   const uint32_t **perm, GsCudaStats *stats,
 							   char *errbuf, size_t errlen);
+
+/*
+ * gscuda_sort_finish() in two steps, so that a caller with several sorts
+ * (the parts of a split sort, on one GPU or several) has them all work at
+ * once: gscuda_sort_finish_start() submits what is left and launches the
+ * sort on the sort's stream, and gscuda_sort_finish_wait() waits for it and
+ * gives the permutation and the stats.  start returns once the work is
+ * queued; it waits only where the algorithm must read something back to
+ * decide its next step (the presorted check, for every sort; the bucket
+ * sort's bucket sizes).  After a failed start, nothing of the sort runs.
+ */
+extern int	gscuda_sort_finish_start(GsCudaSort *sort, size_t nrecords,
+									 char *errbuf, size_t errlen);
+extern int	gscuda_sort_finish_wait(GsCudaSort *sort, const uint32_t **perm,
+									GsCudaStats *stats, char *errbuf, size_t errlen);
 
 /* Release everything the sort holds (GPU and pinned memory); NULL is fine. */
 extern void gscuda_sort_end(GsCudaSort *sort);

@@ -27,9 +27,11 @@
  * A request expected at gpusort.service_split_rows or more, where there are
  * several GPUs, is split by key range: the splitters come from a sample of
  * its first chunk, each record goes to the range its key falls in (equal
- * keys to the same one, in arrival order), each range is sorted on its own
- * GPU, and the ranges' permutations, mapped back to the request's record
- * numbers, are concatenated.
+ * keys to the same one, in arrival order) with its number in the request,
+ * and each range is sorted on its own GPU, all at once.  A range's sort
+ * maps its result to the request's record numbers on the GPU and keeps it
+ * there; the ranges' results, one after another, are the request's, and go
+ * from the GPUs into the result slots as an unsplit result does.
  *
  * A sort may grow past its estimate into what its device's budget has left;
  * what it really holds is then reserved, and a sort that would need more
@@ -77,10 +79,10 @@ typedef struct SortPart
 	GsCudaSort *sort;
 #endif
 	Size		reserved;		/* GPU memory reserved in its device's budget */
-	Size		n;				/* records it holds (split requests) */
-	uint32	   *index;			/* split: each record's number in the request */
-	Size		index_len;		/* allocated length of index */
-	uint64	   *chunk;			/* split: the chunk being filled */
+	Size		n;				/* records it holds */
+	Size		first;			/* sorted: where its results start in the request's */
+	uint64	   *chunk;			/* split: keys of the chunk being filled */
+	uint32	   *chunk_index;	/* split: their record numbers in the request */
 } SortPart;
 
 /* the service's side of an admitted request */
@@ -92,10 +94,12 @@ typedef struct ActiveSort
 	uint64	   *splitters;		/* split: nparts - 1 keys, ascending */
 	uint64	   *pending;		/* split: the request's chunk being received */
 	bool		uploading;		/* keys were uploaded from slots this pass */
-	const uint32 *perm;			/* after the sort */
-	uint32	   *perm_buf;		/* split: the concatenated permutation */
+	const uint32 *perm;			/* after the sort, on the host; NULL: on the
+								 * device(s), each part's kept by its sort */
 	Size		delivered;		/* indexes handed to slots */
 	instr_time	started;
+	instr_time	deal_time;		/* split: spent dealing records to parts */
+	instr_time	sorted_at;		/* when the sort was done (DEBUG1 timing) */
 } ActiveSort;
 
 static ServiceShared *svc;
@@ -330,8 +334,6 @@ close_sort(int i, bool count_served)
 			gscuda_sort_end(part->sort);
 		}
 #endif
-		if (part->index)
-			pfree(part->index);
 		LWLockAcquire(svc->lock, LW_EXCLUSIVE);
 		dev->reserved_bytes -= Min(dev->reserved_bytes, part->reserved);
 		if (dev->running > 0)
@@ -347,8 +349,6 @@ close_sort(int i, bool count_served)
 		pfree(as->splitters);
 	if (as->pending)
 		pfree(as->pending);
-	if (as->perm_buf)
-		pfree(as->perm_buf);
 	memset(as, 0, sizeof(*as));
 }
 
@@ -392,17 +392,20 @@ check_device_lost(void)
 
 /*
  * Bytes a request needs reserved for n records: the CUDA side's estimate,
- * and room for what it allocates beside its arrays (statistics, a partial
- * last chunk), so that a sort that keeps to its estimate keeps to its
+ * with the source indexes that the parts of a split sort carry, and room
+ * for what it allocates beside its arrays (statistics, a partial last
+ * chunk), so that a sort that keeps to its estimate keeps to its
  * reservation.
  */
 static Size
-request_bytes(ServiceRequest *req, Size n)
+request_bytes(ServiceRequest *req, Size n, bool split)
 {
 	Size		estimate = gscuda_sort_bytes(req->key_words,
 											 (GsCudaAlgorithm) req->algorithm,
 											 Max(n, (Size) 1));
 
+	if (split)
+		estimate += gscuda_sort_index_bytes(Max(n, (Size) 1));
 	return estimate + estimate / 16 + ((Size) 16 << 20);
 }
 
@@ -428,6 +431,21 @@ request_parts(ServiceRequest *req)
 		req->expected_records >= (Size) gpusort_service_split_rows)
 		return svc->ndevices;
 	return 1;
+}
+
+/*
+ * Records each part of a request is sized for: all of them, or for a split
+ * request a share with a quarter's headroom, since the splitters come from a
+ * sample and a part may get a little more than its share.  Its sort is
+ * opened for that many (so that its device arrays need not double for a
+ * few records over the share) and its reservation covers them.
+ */
+static Size
+part_records(ServiceRequest *req, int nparts)
+{
+	if (nparts == 1)
+		return req->expected_records;
+	return req->expected_records / nparts + req->expected_records / (4 * nparts);
 }
 
 /*
@@ -465,11 +483,8 @@ admit_queued(int *admitted)
 		if (oldest == NULL)
 			break;
 
-		/* a split part may get a little more than its share: reserve for it */
 		nparts = request_parts(oldest);
-		need = request_bytes(oldest, nparts == 1 ? oldest->expected_records :
-							 oldest->expected_records / nparts +
-							 oldest->expected_records / (4 * nparts));
+		need = request_bytes(oldest, part_records(oldest, nparts), nparts > 1);
 		for (int d = 0; d < svc->ndevices; d++)
 		{
 			room[d] = device_room(&svc->devices[d]);
@@ -591,10 +606,12 @@ open_sort(int i)
 		}
 		gscuda_set_fault((GsCudaFault) req->fault);
 		part->sort = gscuda_sort_begin(req->key_words, GPUSORT_CHUNK_RECORDS,
-									   req->expected_records / as->nparts,
+									   part_records(req, as->nparts),
 									   (GsCudaAlgorithm) req->algorithm, part_limit(i, p),
 									   err, sizeof(err));
-		if (part->sort == NULL)
+		/* a part's records are a subset: its sort maps them to the request's */
+		if (part->sort == NULL ||
+			(as->nparts > 1 && gscuda_sort_carry_index(part->sort, err, sizeof(err)) != 0))
 		{
 			check_device_lost();
 			fail_request(i, FALLBACK_GPU_ERROR, err);
@@ -695,51 +712,85 @@ part_of(ActiveSort *as, const uint64 *key, int key_words)
 	return lo;
 }
 
-/* Deal a received chunk's records to the parts. */
+/*
+ * part_of() for keys of one word, the common case (an integer, a float, a
+ * short text's prefix): a linear scan of at most SERVICE_MAX_DEVICES - 1
+ * splitters, with no call per comparison.
+ */
+static inline int
+part_of_word(const ActiveSort *as, uint64 key)
+{
+	int			p = 0;
+
+	while (p < as->nparts - 1 && as->splitters[p] <= key)
+		p++;
+	return p;
+}
+
+/*
+ * Part p's next chunk starts: the pinned buffers for its keys and for their
+ * record numbers.  False, with the request failed, if they cannot be had.
+ */
+static bool
+start_part_chunk(int i, int p)
+{
+	SortPart   *part = &active[i].parts[p];
+	Size		chunkno = part->n / GPUSORT_CHUNK_RECORDS;
+	char		err[256];
+
+	(void) gscuda_select_device(svc->devices[part->device].cuda_device);
+	part->chunk = gscuda_sort_chunk(part->sort, chunkno, err, sizeof(err));
+	part->chunk_index = part->chunk == NULL ? NULL :
+		gscuda_sort_index_chunk(part->sort, chunkno, err, sizeof(err));
+	if (part->chunk_index == NULL)
+	{
+		check_device_lost();
+		fail_request(i, FALLBACK_GPU_ERROR, err);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Deal a received chunk's records to the parts, in the request's order.
+ * Each record's key goes into its part's pinned chunk buffer and its number
+ * in the request beside it; both travel to the part's device with the
+ * chunk, so that the part's sort gives request record numbers.
+ */
 static bool
 split_chunk(int i, Size chunkno, Size nrecords)
 {
 	ServiceRequest *req = &svc->requests[i];
 	ActiveSort *as = &active[i];
 	int			kw = req->key_words;
-	char		err[256];
+	uint32		recno = (uint32) (chunkno * GPUSORT_CHUNK_RECORDS);
+	instr_time	start,
+				done;
 
+	INSTR_TIME_SET_CURRENT(start);
 	if (as->splitters == NULL)
 		choose_splitters(as, kw, nrecords);
 	for (Size r = 0; r < nrecords; r++)
 	{
 		const uint64 *key = as->pending + r * kw;
-		SortPart   *part = &as->parts[part_of(as, key, kw)];
+		int			p = kw == 1 ? part_of_word(as, key[0]) : part_of(as, key, kw);
+		SortPart   *part = &as->parts[p];
 		Size		at = part->n % GPUSORT_CHUNK_RECORDS;
 
-		if (at == 0)
-		{
-			(void) gscuda_select_device(svc->devices[part->device].cuda_device);
-			part->chunk = gscuda_sort_chunk(part->sort, part->n / GPUSORT_CHUNK_RECORDS,
-											err, sizeof(err));
-			if (part->chunk == NULL)
-			{
-				check_device_lost();
-				fail_request(i, FALLBACK_GPU_ERROR, err);
-				return false;
-			}
-		}
-		if (part->n == part->index_len)
-		{
-			Size		len = Max(part->index_len * 2, GPUSORT_CHUNK_RECORDS);
-
-			part->index = part->index == NULL ?
-				MemoryContextAllocHuge(TopMemoryContext, len * sizeof(uint32)) :
-				repalloc_huge(part->index, len * sizeof(uint32));
-			part->index_len = len;
-		}
-		memcpy(part->chunk + at * kw, key, sizeof(uint64) * kw);
-		part->index[part->n++] = (uint32) (chunkno * GPUSORT_CHUNK_RECORDS + r);
+		if (at == 0 && !start_part_chunk(i, p))
+			return false;
+		if (kw == 1)
+			part->chunk[at] = key[0];
+		else
+			memcpy(part->chunk + at * kw, key, sizeof(uint64) * kw);
+		part->chunk_index[at] = recno + (uint32) r;
+		part->n++;
 		if (at + 1 == GPUSORT_CHUNK_RECORDS &&
-			!submit_part_chunk(i, (int) (part - as->parts),
-							   part->n / GPUSORT_CHUNK_RECORDS - 1, GPUSORT_CHUNK_RECORDS))
+			!submit_part_chunk(i, p, part->n / GPUSORT_CHUNK_RECORDS - 1, GPUSORT_CHUNK_RECORDS))
 			return false;
 	}
+	INSTR_TIME_SET_CURRENT(done);
+	INSTR_TIME_ACCUM_DIFF(as->deal_time, done, start);
 	return true;
 }
 
@@ -825,9 +876,14 @@ take_keys(int slotno)
 }
 
 /*
- * Sort a finishing request; its permutation then goes out slot by slot.  A
- * split request's parts are sorted one after another, and their results,
- * mapped back to the request's record numbers, concatenated.
+ * Sort a finishing request; its permutation then goes out slot by slot.
+ * Every part's sort is started before any is waited for, so that the parts
+ * of a split request sort at once (on their GPUs, or on their streams of
+ * one GPU).  A split request's parts keep their results on their devices,
+ * already in the request's record numbers (their sorts carry them), and
+ * fill_result_slots() copies each slot's range from the part or parts it
+ * falls in: the parts' results, concatenated in part order, are the
+ * request's.
  */
 static void
 finish_sort(int i)
@@ -837,29 +893,73 @@ finish_sort(int i)
 	GsCudaStats total;
 	char		err[256];
 	Size		out = 0;
+	instr_time	t_begin,
+				t_started,
+				t_done,
+				elapsed;
 
+	INSTR_TIME_SET_CURRENT(t_begin);
 	memset(&total, 0, sizeof(total));
-	if (as->nparts > 1)
-		as->perm_buf = MemoryContextAllocHuge(TopMemoryContext,
-											  Max(req->nrecords, 1) * sizeof(uint32));
+	if (as->nparts == 1)
+		as->parts[0].n = req->nrecords;
 	for (int p = 0; p < as->nparts; p++)
 	{
 		SortPart   *part = &as->parts[p];
-		Size		n = as->nparts > 1 ? part->n : req->nrecords;
+
+		if (as->nparts > 1 && part->n % GPUSORT_CHUNK_RECORDS != 0 &&
+			!submit_part_chunk(i, p, part->n / GPUSORT_CHUNK_RECORDS,
+							   part->n % GPUSORT_CHUNK_RECORDS))
+			return;
+		part->first = out;
+		out += part->n;
+	}
+	if (out != req->nrecords)
+	{
+		fail_request(i, FALLBACK_GPU_ERROR, "the parts of a split sort lost records");
+		return;
+	}
+
+	/* start them all ... */
+	for (int p = 0; p < as->nparts; p++)
+	{
+		SortPart   *part = &as->parts[p];
+
+		if (part->n == 0)
+			continue;
+		(void) gscuda_select_device(svc->devices[part->device].cuda_device);
+		set_part_limit(i, p);
+
+		/*
+		 * fill_result_slots() downloads a permutation kept on the device: by
+		 * DMA into pinned slots.  A split one is kept even where the slots
+		 * are not pinned (the copy into them is then staged by CUDA), since
+		 * it is not in the request's order until its parts are put together.
+		 */
+		if (as->nparts > 1 || staging_pinned)
+			gscuda_sort_keep_permutation(part->sort);
+		if (gscuda_sort_finish_start(part->sort, part->n, err, sizeof(err)) != 0)
+		{
+			check_device_lost();
+			fail_request(i, FALLBACK_GPU_ERROR, err);
+			return;
+		}
+		/* what it took counts before the next part's limit is set */
+		account_part(i, p);
+	}
+	INSTR_TIME_SET_CURRENT(t_started);
+
+	/* ... then wait for each */
+	for (int p = 0; p < as->nparts; p++)
+	{
+		SortPart   *part = &as->parts[p];
 		const uint32_t *perm = NULL;
 		GsCudaStats stats;
 
-		if (as->nparts > 1 && n % GPUSORT_CHUNK_RECORDS != 0 &&
-			!submit_part_chunk(i, p, n / GPUSORT_CHUNK_RECORDS, n % GPUSORT_CHUNK_RECORDS))
-			return;
-		if (n == 0)
+		if (part->n == 0)
 			continue;
 		memset(&stats, 0, sizeof(stats));
 		(void) gscuda_select_device(svc->devices[part->device].cuda_device);
-		set_part_limit(i, p);
-		if (as->nparts == 1 && staging_pinned)
-			gscuda_sort_keep_permutation(part->sort);	/* deliver downloads it */
-		if (gscuda_sort_finish(part->sort, n, &perm, &stats, err, sizeof(err)) != 0)
+		if (gscuda_sort_finish_wait(part->sort, &perm, &stats, err, sizeof(err)) != 0)
 		{
 			check_device_lost();
 			fail_request(i, FALLBACK_GPU_ERROR, err);
@@ -867,30 +967,36 @@ finish_sort(int i)
 		}
 		account_part(i, p);
 		if (as->nparts == 1)
-			as->perm = perm;
+			as->perm = perm;	/* NULL: kept on the device */
 		else
-		{
-			for (Size k = 0; k < n; k++)
-				as->perm_buf[out + k] = part->index[perm[k]];
-			out += n;
-		}
+			elog(DEBUG1, "gpusort GPU service: request " UINT64_FORMAT " part %d: %zu records "
+				 "on GPU %d, %s, transfer %.1f ms, kernels %.1f ms, %zu MB of GPU memory",
+				 as->id, p, part->n, svc->devices[part->device].cuda_device,
+				 stats.algorithm, stats.h2d_ms + stats.d2h_ms, stats.sort_ms,
+				 stats.device_bytes >> 20);
 		strlcpy(total.algorithm, stats.algorithm, sizeof(total.algorithm));
 		total.h2d_ms += stats.h2d_ms;
 		total.d2h_ms += stats.d2h_ms;
 		total.sort_ms += stats.sort_ms;
 		total.device_bytes += stats.device_bytes;
 	}
+	INSTR_TIME_SET_CURRENT(t_done);
+	as->sorted_at = t_done;
 	if (as->nparts > 1)
 	{
-		if (out != req->nrecords)
-		{
-			fail_request(i, FALLBACK_GPU_ERROR, "the parts of a split sort lost records");
-			return;
-		}
-		as->perm = as->perm_buf;
+		as->perm = NULL;
 		snprintf(total.algorithm + strlen(total.algorithm),
 				 sizeof(total.algorithm) - strlen(total.algorithm), ", %d parts", as->nparts);
 	}
+	elapsed = t_started;
+	INSTR_TIME_SUBTRACT(elapsed, t_begin);
+	INSTR_TIME_SUBTRACT(t_done, t_started);
+	elog(DEBUG1, "gpusort GPU service: request " UINT64_FORMAT " sorted, %zu records in %d "
+		 "part%s: %.1f ms dealing them to parts, %.1f ms to start the sorts, %.1f ms waiting "
+		 "for them",
+		 as->id, (Size) req->nrecords, as->nparts, as->nparts == 1 ? "" : "s",
+		 INSTR_TIME_GET_MILLISEC(as->deal_time), INSTR_TIME_GET_MILLISEC(elapsed),
+		 INSTR_TIME_GET_MILLISEC(t_done));
 	as->delivered = 0;
 	pg_atomic_fetch_add_u64(&svc->gpu_time_us,
 							(uint64) ((total.sort_ms + total.h2d_ms + total.d2h_ms) * 1000.0));
@@ -910,9 +1016,10 @@ finish_sort(int i)
 
 /*
  * Fill result slots with indexes of request i's permutation: slots[k] gets
- * count[k] indexes from first[k] on.  A permutation kept on the device
- * (pinned slots, one part) comes by DMA, the others are copied from the
- * host.  False, with the request failed, if the device failed.
+ * count[k] indexes from first[k] on.  A permutation kept on the device(s)
+ * comes by DMA, a slot's range from each part it overlaps (a split
+ * request's parts hold consecutive ranges of its result); one on the host
+ * is copied.  False, with the request failed, if a device failed.
  */
 static bool
 fill_result_slots(int i, const int *slots, const Size *first, const Size *count, int n)
@@ -922,21 +1029,54 @@ fill_result_slots(int i, const int *slots, const Size *first, const Size *count,
 #ifdef GPUSORT_USE_CUDA
 	if (as->perm == NULL)
 	{
-		GsCudaSort *sort = as->parts[0].sort;
+		bool		used[SERVICE_MAX_DEVICES] = {false};
 		char		err[256];
 		char		wait_err[256];
 		bool		ok = true;
 
-		(void) gscuda_select_device(svc->devices[as->parts[0].device].cuda_device);
 		for (int k = 0; k < n && ok; k++)
-			ok = gscuda_sort_download(sort, first[k], count[k],
-									  (uint32 *) service_slot_data(slots[k]),
-									  err, sizeof(err)) == 0;
-		/* nothing may still write into the slots once this returns */
-		if (gscuda_sort_wait_copies(sort, wait_err, sizeof(wait_err)) != 0 && ok)
 		{
-			strlcpy(err, wait_err, sizeof(err));
-			ok = false;
+			uint32	   *dst = (uint32 *) service_slot_data(slots[k]);
+			Size		at = first[k];
+			Size		left = count[k];
+			int			p = 0;
+
+			while (left > 0 && ok)
+			{
+				SortPart   *part;
+				Size		take;
+
+				while (p < as->nparts && at >= as->parts[p].first + as->parts[p].n)
+					p++;
+				if (p == as->nparts)
+				{
+					strlcpy(err, "a result slot lies beyond the sorted records", sizeof(err));
+					ok = false;
+					break;
+				}
+				part = &as->parts[p];
+				take = Min(left, part->first + part->n - at);
+				(void) gscuda_select_device(svc->devices[part->device].cuda_device);
+				ok = gscuda_sort_download(part->sort, at - part->first, take, dst,
+										  err, sizeof(err)) == 0;
+				used[p] = true;
+				dst += take;
+				at += take;
+				left -= take;
+			}
+		}
+		/* nothing may still write into the slots once this returns */
+		for (int p = 0; p < as->nparts; p++)
+		{
+			if (!used[p])
+				continue;
+			(void) gscuda_select_device(svc->devices[as->parts[p].device].cuda_device);
+			if (gscuda_sort_wait_copies(as->parts[p].sort, wait_err, sizeof(wait_err)) != 0 &&
+				ok)
+			{
+				strlcpy(err, wait_err, sizeof(err));
+				ok = false;
+			}
 		}
 		if (!ok)
 		{
@@ -1030,6 +1170,17 @@ deliver(int i)
 	pfree(count);
 	if (gone || ran_out)
 		return ran_out;
+
+	if (message_level_is_interesting(DEBUG1))
+	{
+		instr_time	now;
+
+		INSTR_TIME_SET_CURRENT(now);
+		INSTR_TIME_SUBTRACT(now, as->sorted_at);
+		elog(DEBUG1, "gpusort GPU service: request " UINT64_FORMAT " delivered, %zu indexes "
+			 "in %.1f ms after its sort (waits for free slots included)",
+			 as->id, (Size) req->nrecords, INSTR_TIME_GET_MILLISEC(now));
+	}
 
 	/* all of it is in slots: the GPU's part is over */
 	close_sort(i, true);
