@@ -51,7 +51,7 @@ char	   *gpusort_gpu_devices = NULL;
 int			gpusort_service_gpu_memory_pct = 50;
 int			gpusort_service_staging_kb = 64 * 1024; /* 64 MB */
 int			gpusort_service_max_wait_ms = 1000;
-int			gpusort_service_split_rows = 50000000;
+int			gpusort_service_split_rows = 0;
 int			gpusort_gpu_split_parts = 0;
 int			gpusort_host_cache_kb = 2 * 1024 * 1024; /* 2 GB */
 int			gpusort_key_threads = -1;	/* -1: half the CPUs, at most 16 */
@@ -242,11 +242,12 @@ _PG_init(void)
 
 	DefineCustomIntVariable("gpusort.service_split_rows",
 							"Expected rows from which the GPU service splits a sort across "
-							"its GPUs by key range; 0 never splits.",
+							"its GPUs by key range even where one GPU could hold it; 0: "
+							"only sorts too large for one GPU are split.",
 							"Each GPU sorts one key range, chosen from a sample of the first "
 							"keys; only with two or more GPUs.",
 							&gpusort_service_split_rows,
-							50000000, 0, INT_MAX,
+							0, 0, INT_MAX,
 							PGC_SIGHUP, 0,
 							NULL, NULL, NULL);
 

@@ -24,7 +24,8 @@
  *	- finishing requests: sorted, and the permutation streamed back through
  *	  free slots.
  *
- * A request expected at gpusort.service_split_rows or more, where there are
+ * A request too large for any one GPU's budget (or expected at
+ * gpusort.service_split_rows or more, where that is set), where there are
  * several GPUs, is split by key range: the splitters come from a sample of
  * its first chunk, each record goes to the range its key falls in (equal
  * keys to the same one, in arrival order) with its number in the request,
@@ -417,18 +418,31 @@ device_room(ServiceDevice *dev)
 }
 
 /*
- * How many key ranges a request is split into: one per GPU for sorts
- * expected at gpusort.service_split_rows or more where there are several
- * GPUs; the session's gpusort.gpu_split_parts forces a number (tests, and
- * a machine with one GPU).
+ * How many key ranges a request is split into, where there are several
+ * GPUs: one per GPU for a request that no one GPU's budget could hold, and
+ * for one expected at gpusort.service_split_rows or more where that is set.
+ * A split costs the service's one thread the dealing of every record to its
+ * range, and on the GPU host that took longer than sorting the whole on one
+ * GPU (100M one-word keys: 14 ms of kernels unsplit, 1.9 s more split;
+ * bench/results/service.md), so by default only what one GPU cannot hold
+ * is split.  The session's gpusort.gpu_split_parts forces a number (tests,
+ * and a machine with one GPU).
  */
 static int
 request_parts(ServiceRequest *req)
 {
+	Size		largest_budget = 0;
+
 	if (req->split_parts > 0)
 		return Min(req->split_parts, SERVICE_MAX_DEVICES);
-	if (svc->ndevices >= 2 && gpusort_service_split_rows > 0 &&
+	if (svc->ndevices < 2)
+		return 1;
+	if (gpusort_service_split_rows > 0 &&
 		req->expected_records >= (Size) gpusort_service_split_rows)
+		return svc->ndevices;
+	for (int d = 0; d < svc->ndevices; d++)
+		largest_budget = Max(largest_budget, svc->devices[d].budget_bytes);
+	if (request_bytes(req, req->expected_records, false) > largest_budget)
 		return svc->ndevices;
 	return 1;
 }
