@@ -10,15 +10,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD:-/tmp/gpusort_split_check}
-CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
-NVCC=${NVCC:-$CUDA_HOME/bin/nvcc}
-NVCCFLAGS="-O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -Xcompiler -fPIC -Xcompiler -fvisibility=hidden --expt-relaxed-constexpr -I$root/src -I$root/cuda"
-mkdir -p "$build"
-for f in "$root"/cuda/*.cu; do
-  $NVCC $NVCCFLAGS -c "$f" -o "$build/$(basename "$f" .cu).o"
-done
-$NVCC $NVCCFLAGS -c "$root/bench/split_check.cu" -o "$build/split_check.o"
-$NVCC -o "$build/split_check" "$build"/*.o -lcudart_static -ldl -lrt -lpthread
+source "$root/bench/cuda_program.sh"
+cuda_program "$build" split_check "$root/bench/split_check.cu"
 if [ $# -gt 0 ]; then
   exec "$build/split_check" "$@"
 fi

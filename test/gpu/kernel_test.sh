@@ -11,20 +11,14 @@
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${1:-/tmp/gpusort_kernel_test}
-CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
-NVCC=${NVCC:-$CUDA_HOME/bin/nvcc}
+source "$root/bench/cuda_program.sh"
 SANITIZER=${SANITIZER:-$CUDA_HOME/bin/compute-sanitizer}
-NVCCFLAGS="-O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -Xcompiler -fPIC -Xcompiler -fvisibility=hidden --expt-relaxed-constexpr -lineinfo -I$root/src -I$root/cuda ${GS_NVCCFLAGS_EXTRA:-}"
 mkdir -p "$build"
 status=0
 
 echo "== build"
 gcc -O2 -std=gnu11 -c "$root/src/cpu_radix.c" -o "$build/cpu_radix.o" || exit 1
-for f in "$root"/cuda/*.cu; do
-  $NVCC $NVCCFLAGS -c "$f" -o "$build/$(basename "$f" .cu).o" || exit 1
-done
-$NVCC $NVCCFLAGS -c "$root/test/gpu/kernel_test.cu" -o "$build/kernel_test.o" || exit 1
-$NVCC -o "$build/kernel_test" "$build"/*.o -lcudart_static -ldl -lrt -lpthread || exit 1
+cuda_program "$build" kernel_test "$root/test/gpu/kernel_test.cu" || exit 1
 
 if [ "${KERNEL_TEST_QUICK_ONLY:-0}" != 1 ]; then
   echo "== kernel_test"
