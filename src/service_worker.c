@@ -1005,7 +1005,9 @@ finish_sort(int i)
 	elapsed = t_started;
 	INSTR_TIME_SUBTRACT(elapsed, t_begin);
 	INSTR_TIME_SUBTRACT(t_done, t_started);
-	elog(DEBUG1, "gpusort GPU service: request " UINT64_FORMAT " sorted, %zu records in %d "
+	/* every sort's timing at DEBUG2; a split one's, the rarer case, at DEBUG1 */
+	elog(as->nparts > 1 ? DEBUG1 : DEBUG2,
+		 "gpusort GPU service: request " UINT64_FORMAT " sorted, %zu records in %d "
 		 "part%s: %.1f ms dealing them to parts, %.1f ms to start the sorts, %.1f ms waiting "
 		 "for them",
 		 as->id, (Size) req->nrecords, as->nparts, as->nparts == 1 ? "" : "s",
@@ -1185,13 +1187,14 @@ deliver(int i)
 	if (gone || ran_out)
 		return ran_out;
 
-	if (message_level_is_interesting(DEBUG1))
+	if (message_level_is_interesting(as->nparts > 1 ? DEBUG1 : DEBUG2))
 	{
 		instr_time	now;
 
 		INSTR_TIME_SET_CURRENT(now);
 		INSTR_TIME_SUBTRACT(now, as->sorted_at);
-		elog(DEBUG1, "gpusort GPU service: request " UINT64_FORMAT " delivered, %zu indexes "
+		elog(as->nparts > 1 ? DEBUG1 : DEBUG2,
+			 "gpusort GPU service: request " UINT64_FORMAT " delivered, %zu indexes "
 			 "in %.1f ms after its sort (waits for free slots included)",
 			 as->id, (Size) req->nrecords, INSTR_TIME_GET_MILLISEC(now));
 	}
