@@ -100,7 +100,7 @@ typedef struct ActiveSort
 	Size		delivered;		/* indexes handed to slots */
 	instr_time	started;
 	instr_time	deal_time;		/* split: spent dealing records to parts */
-	instr_time	sorted_at;		/* when the sort was done (DEBUG1 timing) */
+	instr_time	sorted_at;		/* when the sort was done (its timing line) */
 } ActiveSort;
 
 static ServiceShared *svc;
