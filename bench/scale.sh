@@ -14,6 +14,10 @@
 # native,cpu.  The server's directory is $BENCH_DIR (default
 # /tmp/gpusort-scale); its tables go with it.
 #
+#   bench/scale.sh series [series.py options]
+# runs bench/series.py on the same server instead: one connection's
+# statements one by one, with the backend's and the kernel's memory counters.
+#
 # On the GPU host (test/gpu/README.md: test/gpu/prepare.sh here first, then
 # carry .device along):
 #   source .device/pg-on-device.sh && bench/scale.sh --out $OUT/scale ...
@@ -29,4 +33,6 @@ pgserver_start "${BENCH_DIR:-/tmp/gpusort-scale}" "shared_preload_libraries = 'g
   "work_mem = '8GB'" "jit = off" "max_parallel_workers_per_gather = 0" \
   "shared_buffers = '4GB'"
 psql -X -q -c "CREATE EXTENSION gpusort" -c "SELECT * FROM gpusort_info()"
-cd "$root" && PYTHONUNBUFFERED=1 python3 bench/scale.py "$@"
+program=scale.py
+[ "${1:-}" = series ] && { program=series.py; shift; }
+cd "$root" && PYTHONUNBUFFERED=1 python3 "bench/$program" "$@"
