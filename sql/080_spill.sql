@@ -227,6 +227,17 @@ SELECT cursor_log('SELECT k, id FROM gs_fb WHERE id <= 50000 ORDER BY k, id',
 RESET gpusort.enabled;
 RESET gpusort.max_memory;
 SHOW gpusort.max_memory;
+-- -1, the default: an eighth of the server's budget (the limit that
+-- gpusort_stat reports) in whole megabytes, never under 64MB; where there
+-- is no server budget (not preloaded), a sixteenth of the machine's
+-- memory, which SQL cannot see
+SET gpusort.max_memory = -1;
+SELECT CASE WHEN l.value > 0 THEN s.budget_kb = greatest(l.value / 8 / 1048576, 64) * 1024
+            ELSE s.budget_kb >= 64 * 1024 END AS derived_budget
+  FROM spill_stats('SELECT k, id FROM gs_fb WHERE id <= 1000 ORDER BY k') s
+  LEFT JOIN (SELECT value FROM gpusort_stat WHERE detail = 'sort memory limit') l ON true;
+SET gpusort.max_memory = '32kB';
+RESET gpusort.max_memory;
 
 -- superuser-only settings
 SELECT name, boot_val, unit, context FROM pg_settings

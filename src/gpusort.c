@@ -41,7 +41,7 @@ bool		gpusort_enabled = true;
 int			gpusort_min_rows = 100000;
 int			gpusort_engine = GPUSORT_ENGINE_AUTO;
 int			gpusort_key_width = GPUSORT_MAX_KEY_BYTES;
-int			gpusort_max_memory_kb = 2 * 1024 * 1024;	/* 2 GB */
+int			gpusort_max_memory_kb = -1;	/* -1: derived (sort_budget.c) */
 int			gpusort_server_memory_kb = -1;	/* -1: half the physical memory */
 int			gpusort_gpu_memory_kb = 0;	/* 0: whatever the GPU has free */
 int			gpusort_gpu_algorithm = GPUSORT_ALGO_AUTO;
@@ -78,6 +78,18 @@ check_key_width(int *newval, void **extra, GucSource source)
 	if (*newval % 8 != 0)
 	{
 		GUC_check_errdetail("gpusort.key_width must be a multiple of 8 bytes.");
+		return false;
+	}
+	return true;
+}
+
+/* gpusort.max_memory: -1 (derived, sort_budget.c) or at least 64 kB */
+static bool
+check_max_memory(int *newval, void **extra, GucSource source)
+{
+	if (*newval != -1 && *newval < 64)
+	{
+		GUC_check_errdetail("gpusort.max_memory must be -1 or at least 64kB.");
 		return false;
 	}
 	return true;
@@ -152,11 +164,13 @@ _PG_init(void)
 							"Host memory all GpuSorts of a backend may hold together "
 							"(tuples, keys, workspace, merge buffers).",
 							"A sort whose input outgrows what is left to it writes "
-							"sorted runs to temporary files and merges them.",
+							"sorted runs to temporary files and merges them.  -1 means "
+							"an eighth of gpusort.server_memory, or a sixteenth of the "
+							"server's physical memory where there is no server budget.",
 							&gpusort_max_memory_kb,
-							2 * 1024 * 1024, 64, MAX_KILOBYTES,
+							-1, -1, MAX_KILOBYTES,
 							PGC_SUSET, GUC_UNIT_KB,
-							NULL, NULL, NULL);
+							check_max_memory, NULL, NULL);
 
 	DefineCustomIntVariable("gpusort.server_memory",
 							"Host memory the GpuSorts of all backends may hold together.",

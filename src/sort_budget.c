@@ -46,6 +46,8 @@
 #include "service.h"
 #include "sort_budget.h"
 
+#define MEGABYTE	((Size) 1024 * 1024)
+
 /* what the backend's sorts hold together */
 static Size backend_in_use = 0;
 
@@ -121,11 +123,49 @@ budget_hold(BudgetShare *share, Size bytes)
 	share->held = bytes;
 }
 
-/* gpusort.max_memory, in bytes */
+/* the machine's physical memory in bytes; 0 if the system does not say */
+static Size
+physical_memory(void)
+{
+	long		pages = sysconf(_SC_PHYS_PAGES);
+	long		page_size = sysconf(_SC_PAGESIZE);
+
+	if (pages <= 0 || page_size <= 0)
+		return 0;
+	return (Size) pages * (Size) page_size;
+}
+
+/*
+ * gpusort.max_memory, in bytes.  -1, the default, is an eighth of the
+ * server's budget (so a sixteenth of the machine's memory when that is -1
+ * too), or a sixteenth of the machine's memory where there is no server
+ * budget, in whole megabytes and never under BUDGET_DERIVED_MINIMUM.  A
+ * fixed default is wrong
+ * at one end or the other: 2 GB, the default before, is an eighth of a
+ * 16 GB machine for one backend, and makes a 50M-row sort on a 128 GB
+ * machine write runs that it has the memory to avoid.  The server's budget
+ * is what keeps hundreds of connections safe; this one keeps a few large
+ * sorts from taking all of it.
+ */
 Size
 budget_total(void)
 {
-	return (Size) gpusort_max_memory_kb * 1024;
+	static Size derived = 0;
+	Size		server;
+
+	if (gpusort_max_memory_kb >= 0)
+		return (Size) gpusort_max_memory_kb * 1024;
+	server = budget_server_limit();
+	if (server > 0)
+		return Max(TYPEALIGN_DOWN(MEGABYTE, server / 8), BUDGET_DERIVED_MINIMUM);
+	if (derived == 0)
+	{
+		Size		ram = physical_memory();
+
+		derived = ram > 0 ? Max(TYPEALIGN_DOWN(MEGABYTE, ram / 16), BUDGET_DERIVED_MINIMUM)
+			: BUDGET_DERIVED_UNKNOWN;
+	}
+	return derived;
 }
 
 /*
@@ -144,14 +184,10 @@ budget_server_limit(void)
 		return (Size) gpusort_server_memory_kb * 1024;
 	if (half_of_ram == 0)
 	{
-		long		pages = sysconf(_SC_PHYS_PAGES);
-		long		page_size = sysconf(_SC_PAGESIZE);
+		Size		ram = physical_memory();
 
-		/* unknown: a budget no smaller than one backend's */
-		if (pages <= 0 || page_size <= 0)
-			half_of_ram = Max(budget_total(), (Size) 8 << 30);
-		else
-			half_of_ram = (Size) pages * (Size) page_size / 2;
+		/* unknown: eight times the unknown machine's derived backend budget */
+		half_of_ram = ram > 0 ? ram / 2 : 8 * BUDGET_DERIVED_UNKNOWN;
 	}
 	return half_of_ram;
 }
