@@ -458,6 +458,14 @@ release_sort(GsCudaSort *sort)
 	(void) cudaGetLastError();
 }
 
+/*
+ * Device bytes of a record's number in its request, where the sort carries
+ * them (gscuda_sort_carry_index): the one figure for what such a sort holds
+ * (resident_bytes_per_record) and for what the service counts for the
+ * numbers it sends (gscuda_sort_index_bytes).
+ */
+static const size_t index_bytes_per_record = sizeof(uint32_t);
+
 /* Device bytes per record the sort holds while chunks arrive. */
 static size_t
 resident_bytes_per_record(const GsCudaSort *sort)
@@ -468,7 +476,7 @@ resident_bytes_per_record(const GsCudaSort *sort)
 		b += sort->key_words * sizeof(uint64_t) + sizeof(uint32_t) +
 			(sort->key_words * sizeof(uint64_t) + sizeof(uint32_t)) / GS_SAMPLE_STEP + 1;
 	if (sort->carry_index)
-		b += sizeof(uint32_t);
+		b += index_bytes_per_record;
 	return b;
 }
 
@@ -1072,7 +1080,7 @@ gscuda_sort_bytes(int key_words, GsCudaAlgorithm algorithm, size_t nrecords)
 GS_EXPORT size_t
 gscuda_sort_index_bytes(size_t nrecords)
 {
-	return nrecords * sizeof(uint32_t);
+	return nrecords * index_bytes_per_record;
 }
 
 GS_EXPORT void
@@ -1186,7 +1194,7 @@ gscuda_sort_begin(int key_words, size_t chunk_records, size_t expected_records,
 		{
 			/* fail now rather than after the data has been produced */
 			check_room(sort, expected_records *
-					   (resident_bytes_per_record(sort) + 0) + finish_bytes(sort, expected_records));
+					   resident_bytes_per_record(sort) + finish_bytes(sort, expected_records));
 			ensure_capacity(sort, expected_records);
 		}
 		return sort;

@@ -662,18 +662,23 @@ submit_part_chunk(int i, int p, Size chunkno, Size nrecords)
 
 /* ---------- split sorts ---------- */
 
-static int	compare_key_words;
+/* key a against key b, word by word as unsigned numbers: < 0, 0, > 0 */
+static inline int
+compare_key_words_at(const uint64 *a, const uint64 *b, int key_words)
+{
+	for (int w = 0; w < key_words; w++)
+		if (a[w] != b[w])
+			return a[w] < b[w] ? -1 : 1;
+	return 0;
+}
+
+/* qsort's form of it, for the sample; the key's width is set before */
+static int	sample_key_words;
 
 static int
-compare_keys(const void *a, const void *b)
+compare_sample_keys(const void *a, const void *b)
 {
-	const uint64 *ka = (const uint64 *) a;
-	const uint64 *kb = (const uint64 *) b;
-
-	for (int w = 0; w < compare_key_words; w++)
-		if (ka[w] != kb[w])
-			return ka[w] < kb[w] ? -1 : 1;
-	return 0;
+	return compare_key_words_at(a, b, sample_key_words);
 }
 
 /*
@@ -690,8 +695,8 @@ choose_splitters(ActiveSort *as, int key_words, Size nrecords)
 	for (Size s = 0; s < nsample; s++)
 		memcpy(sample + s * key_words, as->pending + (s * nrecords / nsample) * key_words,
 			   sizeof(uint64) * key_words);
-	compare_key_words = key_words;
-	qsort(sample, nsample, sizeof(uint64) * key_words, compare_keys);
+	sample_key_words = key_words;
+	qsort(sample, nsample, sizeof(uint64) * key_words, compare_sample_keys);
 	as->splitters = MemoryContextAllocZero(TopMemoryContext,
 										   sizeof(uint64) * key_words * as->nparts);
 	for (int j = 0; j + 1 < as->nparts && nsample > 0; j++)
@@ -705,38 +710,17 @@ choose_splitters(ActiveSort *as, int key_words, Size nrecords)
  * The part of a key: the number of splitters at or below it.  Equal keys
  * always land in the same part, and each part receives its records in the
  * request's order, so that concatenating the parts' results gives exactly
- * the unsplit result, ties in input order.
- */
-static int
-part_of(ActiveSort *as, const uint64 *key, int key_words)
-{
-	int			lo = 0,
-				hi = as->nparts - 1;
-
-	compare_key_words = key_words;
-	while (lo < hi)
-	{
-		int			mid = (lo + hi) / 2;
-
-		if (compare_keys(as->splitters + mid * key_words, key) <= 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/*
- * part_of() for keys of one word, the common case (an integer, a float, a
- * short text's prefix): a linear scan of at most SERVICE_MAX_DEVICES - 1
- * splitters, with no call per comparison.
+ * the unsplit result, ties in input order.  A linear scan: there are at
+ * most 15 splitters (gpusort.gpu_split_parts, or one part a GPU), and with
+ * keys of one word, the common case, the comparison is a single one.
  */
 static inline int
-part_of_word(const ActiveSort *as, uint64 key)
+part_of(const ActiveSort *as, const uint64 *key, int key_words)
 {
 	int			p = 0;
 
-	while (p < as->nparts - 1 && as->splitters[p] <= key)
+	while (p < as->nparts - 1 &&
+		   compare_key_words_at(as->splitters + p * key_words, key, key_words) <= 0)
 		p++;
 	return p;
 }
@@ -787,7 +771,7 @@ split_chunk(int i, Size chunkno, Size nrecords)
 	for (Size r = 0; r < nrecords; r++)
 	{
 		const uint64 *key = as->pending + r * kw;
-		int			p = kw == 1 ? part_of_word(as, key[0]) : part_of(as, key, kw);
+		int			p = part_of(as, key, kw);
 		SortPart   *part = &as->parts[p];
 		Size		at = part->n % GPUSORT_CHUNK_RECORDS;
 
