@@ -2,8 +2,8 @@
 """bench/series.py: one connection, the same sort again and again, with
 what the backend and the kernel did during each statement.
 
-Usage (on a server that bench/series.sh starts):
-  bench/series.py --rows 50000000 --table p --settings gpu,native --statements 5
+Usage (bench/scale.sh series starts a server and runs it there):
+  bench/scale.sh series --rows 50000000 --table p --settings gpu,native --statements 5
 
 The scaling benchmark (bench/scale.py) reports a connection's first
 statement apart from the ones after it.  This tool looks at each statement
@@ -39,6 +39,9 @@ VMSTAT = ["thp_fault_alloc", "thp_fault_fallback", "thp_collapse_alloc",
           "pgscan_direct", "pgscan_kswapd", "pgsteal_direct", "pglazyfreed",
           "pgfault", "pgmajfault", "allocstall_normal", "allocstall_movable"]
 MEMINFO = ["MemFree", "Cached", "AnonHugePages", "LazyFree"]
+# levels, reported as they stand after a statement; the rest are counters,
+# reported as what the statement added
+LEVELS = ("VmRSS", "RssAnon", "ProcAnonHuge") + tuple(MEMINFO)
 
 # a snapshot: label, then key=value pairs, one line, appended to $1
 SNAP = r"""#!/bin/sh
@@ -94,11 +97,10 @@ def connection(name, gucs, query, statements, outdir):
     rows = []
     for i in range(statements):
         before, after = snaps[i][1], snaps[i + 1][1]
-        delta = {k: after[k] - before.get(k, 0) for k in after
-                 if k not in ("t", "VmRSS", "RssAnon", "ProcAnonHuge") + tuple(MEMINFO)}
+        delta = {k: after[k] - before.get(k, 0) for k in after if k != "t" and k not in LEVELS}
         row = {"statement": i + 1, "ms": times[i] if i < len(times) else None, "delta": delta,
-               "after": {k: after.get(k) for k in ("VmRSS", "RssAnon", "ProcAnonHuge") + tuple(MEMINFO)}}
-        if i < len(phases) and phases:
+               "after": {k: after.get(k) for k in LEVELS}}
+        if i < len(phases):
             p = phases[i]
             row["phases"] = {"records": int(p[0]), "how": p[1], "runs": int(p[2]),
                              "load": int(p[3]), "encode": int(p[4]), "sort": int(p[5]),

@@ -140,10 +140,10 @@ physical_memory(void)
  * server's budget (so a sixteenth of the machine's memory when that is -1
  * too), or a sixteenth of the machine's memory where there is no server
  * budget, in whole megabytes and never under BUDGET_DERIVED_MINIMUM.  A
- * fixed default is wrong
- * at one end or the other: 2 GB, the default before, is an eighth of a
- * 16 GB machine for one backend, and makes a 50M-row sort on a 128 GB
- * machine write runs that it has the memory to avoid.  The server's budget
+ * fixed default is wrong at one end or the other: 2 GB, the default
+ * before, is an eighth of a 16 GB machine for one backend, and makes a
+ * 50M-row sort on a 128 GB machine write runs that it has the memory to
+ * avoid.  The server's budget
  * is what keeps hundreds of connections safe; this one keeps a few large
  * sorts from taking all of it.
  */

@@ -28,8 +28,10 @@ extern Size budget_server_limit(void);
 /* what a sort may always hold, whatever the others hold */
 #define BUDGET_SORT_MINIMUM		((Size) 1024 * 1024)
 
-/* gpusort.max_memory = -1: the least it resolves to, and what where the
- * machine's memory is unknown (budget_total) */
+/*
+ * gpusort.max_memory = -1: the least it resolves to, and what it resolves
+ * to where the machine's memory is unknown (budget_total)
+ */
 #define BUDGET_DERIVED_MINIMUM	((Size) 64 * 1024 * 1024)
 #define BUDGET_DERIVED_UNKNOWN	((Size) 1024 * 1024 * 1024)
 
