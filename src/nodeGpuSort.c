@@ -176,13 +176,17 @@ load_and_sort(GpuSortState *st)
 		double		gather_ms = gpusort_elapsed_ms(start);
 		instr_time	drain_start;
 		int64		moved;
+		StringInfoData workers;
 
 		/* the Gather has ended: every worker has linked its last chunk */
 		INSTR_TIME_SET_CURRENT(drain_start);
 		moved = gpusort_load_drain(st->load);
 		budget_hold(&st->load_budget, 0);
-		elog(DEBUG1, "gpusort: parallel load: " INT64_FORMAT " rows moved from the workers' chunks, Gather %.0f ms, then %.0f ms moving the rest",
-			 moved, gather_ms, gpusort_elapsed_ms(drain_start));
+		initStringInfo(&workers);
+		gpusort_load_describe(st->load, &workers);
+		elog(DEBUG1, "gpusort: parallel load: " INT64_FORMAT " rows moved from the workers' chunks, Gather %.0f ms, then %.0f ms moving the rest%s",
+			 moved, gather_ms, gpusort_elapsed_ms(drain_start), workers.data);
+		pfree(workers.data);
 	}
 	st->stats.load_ms += gpusort_elapsed_ms(start) -
 		(st->stats.encode_ms - encode_ms_before) -

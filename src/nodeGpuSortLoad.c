@@ -22,8 +22,9 @@
  * The leader's GpuSortLoad (the one the Gather runs in the leader) moves
  * the linked chunks into the GpuSort's sort while the workers scan: the
  * sort's key threads copy their tuples into its arena, the leader helping
- * (each chunk keeps its tuples' offsets, so that the copy splits), and the
- * chunk is freed for the workers to fill again; between chunks the leader
+ * (each chunk keeps its tuples' offsets, so that the copy splits), a few
+ * chunks a participant at a time, and hands each chunk back to the worker
+ * that filled it, to fill again (release_chunk); between chunks the leader
  * scans rows of its own and puts them straight into the sort.  One backend
  * moves every row of the load, so it moves them with threads, or the load
  * would run at its pace rather than the workers'.  When its share of the
@@ -37,12 +38,14 @@
  * spent as much time having /dev/shm zero it, behind the area's lock, as
  * scanning.
  *
- * The chunks in flight count in the backend's budget (sort_budget.c), in
- * a share the GpuSort gives (gpusort_load_start): each time the leader has
- * moved chunks, it holds what is still in flight there and lets the chunks
- * take what the budget leaves beside the sort's batch.  The rows of a load
- * the budget holds are, at any time, partly in the batch and partly in
- * flight, so a sort that fits the budget serially fits it in parallel.
+ * The chunks in flight, and those handed back, count in the backend's
+ * budget (sort_budget.c), in a share the GpuSort gives
+ * (gpusort_load_start): each time the leader has moved chunks, it holds
+ * what the chunks take there and lets them take what the budget leaves
+ * beside the sort's batch; a chunk comes back to its worker only while
+ * they are within that.  The rows of a load the budget holds are, at any
+ * time, partly in the batch and partly in flight, so a sort that fits the
+ * budget serially fits it in parallel.
  * They take no more than half of what /dev/shm had free at the start
  * either, when dynamic shared memory lives there, so that a load cannot
  * fail the query on a full /dev/shm where native PostgreSQL would have run
@@ -91,8 +94,12 @@
 #define LOAD_CHUNK_MAX		((Size) 4 * 1024 * 1024)
 #define LOAD_CHUNK_MIN		((Size) 64 * 1024)
 
+/* chunks the leader moves at once, for each participant (drain_chunks) */
+#define LOAD_DRAIN_CHUNKS_PER_WORKER	2
+
 /* rows a worker passes up before it tries for a chunk again */
 #define LOAD_RETRY_ROWS		256
+
 
 /*
  * A chunk, laid out like a heap page: this header and each tuple's offset
@@ -105,6 +112,7 @@ typedef struct LoadChunk
 	uint32		size;			/* bytes of the chunk, header included */
 	uint32		low;			/* offset of the lowest tuple */
 	uint32		ntuples;
+	int32		owner;			/* the participant that fills it */
 	uint32		offsets[FLEXIBLE_ARRAY_MEMBER]; /* tuple i's, from the start */
 } LoadChunk;
 
@@ -113,7 +121,10 @@ typedef struct LoadChunk
 	((Size) (chunk)->low - offsetof(LoadChunk, offsets) - \
 	 sizeof(uint32) * (chunk)->ntuples)
 
-/* What one participant did, for EXPLAIN ANALYZE. */
+/*
+ * A participant's slot in shared memory: what it did, for EXPLAIN ANALYZE,
+ * and the chunks the leader has moved and handed back to it to fill again.
+ */
 typedef struct LoadParticipant
 {
 	int64		loaded;			/* a worker: rows copied into chunks; the
@@ -121,8 +132,11 @@ typedef struct LoadParticipant
 	int64		moved;			/* the leader: rows moved from chunks */
 	int64		passed;			/* rows returned through the Gather */
 	uint64		bytes;			/* shared memory its chunks took */
+	int64		reused;			/* chunks it filled again */
 	double		load_ms;		/* from its first row asked to its last */
 	bool		done;
+	dsa_pointer spare;			/* chunks handed back, linked by next
+								 * (LoadShared.mutex) */
 } LoadParticipant;
 
 /* The load's shared state, in the parallel context's DSM segment. */
@@ -166,6 +180,8 @@ struct GpuSortLoadState
 	int64		moved;
 	int64		passed;
 	uint64		bytes;
+	int64		reused;
+	uint64		peak_reserved;	/* the leader: the most in flight it saw */
 
 	/* the leader: what every participant did, kept for EXPLAIN */
 	LoadParticipant *final;
@@ -254,8 +270,33 @@ link_chunk(GpuSortLoadState *ls)
 }
 
 /*
- * A new chunk with room for need bytes, within the load's limit; false if
- * the limit or the shared memory area refuses it.
+ * A chunk the leader handed back to this participant, if it has one with
+ * room for size bytes; such a chunk is still counted in the load's
+ * reserved bytes.
+ */
+static dsa_pointer
+take_spare_chunk(GpuSortLoadState *ls, Size size)
+{
+	LoadShared *sh = ls->shared;
+	LoadParticipant *me = &sh->participants[ls->participant];
+	dsa_pointer ptr = InvalidDsaPointer;
+
+	if (size > sh->chunk_size)
+		return InvalidDsaPointer;	/* spares are all of chunk_size */
+	SpinLockAcquire(&sh->mutex);
+	if (DsaPointerIsValid(me->spare))
+	{
+		ptr = me->spare;
+		me->spare = ((LoadChunk *) dsa_get_address(ls->area, ptr))->next;
+	}
+	SpinLockRelease(&sh->mutex);
+	return ptr;
+}
+
+/*
+ * A new chunk with room for need bytes: a spare, or one allocated within
+ * the load's limit; false if the limit or the shared memory area refuses
+ * it.
  */
 static bool
 new_chunk(GpuSortLoadState *ls, Size need)
@@ -268,18 +309,24 @@ new_chunk(GpuSortLoadState *ls, Size need)
 
 	if (size > PG_UINT32_MAX)
 		return false;			/* a tuple of gigabytes: passed up */
-	before = pg_atomic_fetch_add_u64(&sh->reserved, size);
-
-	if (before + size > pg_atomic_read_u64(&sh->limit))
+	ptr = take_spare_chunk(ls, size);
+	if (DsaPointerIsValid(ptr))
+		ls->reused++;
+	else
 	{
-		pg_atomic_fetch_sub_u64(&sh->reserved, size);
-		return false;
-	}
-	ptr = dsa_allocate_extended(ls->area, size, DSA_ALLOC_HUGE | DSA_ALLOC_NO_OOM);
-	if (!DsaPointerIsValid(ptr))
-	{
-		pg_atomic_fetch_sub_u64(&sh->reserved, size);
-		return false;
+		before = pg_atomic_fetch_add_u64(&sh->reserved, size);
+		if (before + size > pg_atomic_read_u64(&sh->limit))
+		{
+			pg_atomic_fetch_sub_u64(&sh->reserved, size);
+			return false;
+		}
+		ptr = dsa_allocate_extended(ls->area, size, DSA_ALLOC_HUGE | DSA_ALLOC_NO_OOM);
+		if (!DsaPointerIsValid(ptr))
+		{
+			pg_atomic_fetch_sub_u64(&sh->reserved, size);
+			return false;
+		}
+		ls->bytes += size;
 	}
 	ls->chunk_ptr = ptr;
 	ls->chunk = dsa_get_address(ls->area, ptr);
@@ -287,8 +334,72 @@ new_chunk(GpuSortLoadState *ls, Size need)
 	ls->chunk->size = (uint32) size;
 	ls->chunk->low = (uint32) size;
 	ls->chunk->ntuples = 0;
-	ls->bytes += size;
+	ls->chunk->owner = ls->participant;
 	return true;
+}
+
+/*
+ * A chunk the leader has moved: handed back to the worker that filled it,
+ * unless that worker is done, or the chunks take more than the load's
+ * limit (a sort whose batch has grown takes the memory back); else freed.
+ *
+ * Memory new to the query's area costs twice: /dev/shm zeroes it, behind
+ * the area's lock, when its segment is made, and each of its pages costs a
+ * fault in every process that touches it first.  A chunk freed to the
+ * area goes to whichever worker asks next, so over a long load every
+ * worker would fault on most of the area; a worker that fills its own
+ * chunks again pays neither after its first few.
+ */
+static void
+release_chunk(GpuSortLoadState *ls, dsa_pointer ptr)
+{
+	LoadShared *sh = ls->shared;
+	LoadChunk  *chunk = dsa_get_address(ls->area, ptr);
+	uint32		size = chunk->size;
+	bool		kept = false;
+
+	if (size == sh->chunk_size && chunk->owner >= 0 &&
+		chunk->owner < sh->nparticipants &&
+		pg_atomic_read_u64(&sh->reserved) <= pg_atomic_read_u64(&sh->limit))
+	{
+		LoadParticipant *owner = &sh->participants[chunk->owner];
+
+		SpinLockAcquire(&sh->mutex);
+		if (!owner->done)
+		{
+			chunk->next = owner->spare;
+			owner->spare = ptr;
+			kept = true;
+		}
+		SpinLockRelease(&sh->mutex);
+	}
+	if (!kept)
+	{
+		dsa_free(ls->area, ptr);
+		pg_atomic_fetch_sub_u64(&sh->reserved, size);
+	}
+}
+
+/* Free the chunks handed back that no participant will fill any more. */
+static void
+free_spare_chunks(GpuSortLoadState *ls)
+{
+	LoadShared *sh = ls->shared;
+
+	for (int i = 0; i < sh->nparticipants; i++)
+	{
+		LoadParticipant *p = &sh->participants[i];
+
+		while (DsaPointerIsValid(p->spare))
+		{
+			dsa_pointer ptr = p->spare;
+			LoadChunk  *chunk = dsa_get_address(ls->area, ptr);
+
+			p->spare = chunk->next;
+			pg_atomic_fetch_sub_u64(&sh->reserved, chunk->size);
+			dsa_free(ls->area, ptr);
+		}
+	}
 }
 
 /*
@@ -329,14 +440,35 @@ finish_load(GpuSortLoadState *ls)
 	me->moved = ls->moved;
 	me->passed = ls->passed;
 	me->bytes = ls->bytes;
+	me->reused = ls->reused;
 	me->load_ms = gpusort_elapsed_ms(ls->start);
 	me->done = true;
 }
 
+/* Link the list of chunks that begins at ptr into the shared list again. */
+static void
+relink_chunks(GpuSortLoadState *ls, dsa_pointer ptr)
+{
+	LoadShared *sh = ls->shared;
+	LoadChunk  *tail = dsa_get_address(ls->area, ptr);
+
+	while (DsaPointerIsValid(tail->next))
+		tail = dsa_get_address(ls->area, tail->next);
+	SpinLockAcquire(&sh->mutex);
+	tail->next = sh->chunks;
+	sh->chunks = ptr;
+	SpinLockRelease(&sh->mutex);
+}
+
 /*
- * Move every linked chunk into the sort, and free it for the workers to
- * fill again.  The chunks go in as blocks, copied by the sort's key
+ * Move linked chunks into the sort, at most LOAD_DRAIN_CHUNKS_PER_WORKER
+ * for each participant, and hand them back to the workers to fill again
+ * (release_chunk).  The chunks go in as blocks, copied by the sort's key
  * threads; a chunk the sort cannot take whole goes in a tuple at a time.
+ * The chunks of a move come back only when all of them are copied, so a
+ * move of everything that piled up while the last one was copied would
+ * keep as much again out of the workers' hands: they would take new
+ * memory for it.  The rest stays linked for the next call.
  */
 static void
 drain_chunks(GpuSortLoadState *ls)
@@ -352,11 +484,19 @@ drain_chunks(GpuSortLoadState *ls)
 	ptr = sh->chunks;
 	sh->chunks = InvalidDsaPointer;
 	SpinLockRelease(&sh->mutex);
+	ls->peak_reserved = Max(ls->peak_reserved, pg_atomic_read_u64(&sh->reserved));
 
 	for (; DsaPointerIsValid(ptr); nblocks++)
 	{
-		LoadChunk  *chunk = dsa_get_address(ls->area, ptr);
+		LoadChunk  *chunk;
 		TupleBlock *block;
+
+		if (nblocks == LOAD_DRAIN_CHUNKS_PER_WORKER * sh->nparticipants)
+		{
+			relink_chunks(ls, ptr);
+			break;
+		}
+		chunk = dsa_get_address(ls->area, ptr);
 
 		if (nblocks == ls->maxblocks)
 		{
@@ -391,8 +531,7 @@ drain_chunks(GpuSortLoadState *ls)
 				gpusort_sort_puttuple(ls->sort,
 									  (MinimalTuple) (block->base + block->offsets[i]));
 		ls->moved += block->ntuples;
-		dsa_free(ls->area, ls->block_ptrs[b]);
-		pg_atomic_fetch_sub_u64(&sh->reserved, block->high);
+		release_chunk(ls, ls->block_ptrs[b]);
 	}
 	update_limit(ls);
 }
@@ -512,6 +651,8 @@ reset_participant(GpuSortLoadState *ls)
 	ls->moved = 0;
 	ls->passed = 0;
 	ls->bytes = 0;
+	ls->reused = 0;
+	ls->peak_reserved = 0;
 }
 
 static void
@@ -577,8 +718,8 @@ reset_shared(GpuSortLoadState *ls)
 	 * participant, large enough that linking them costs nothing.
 	 */
 	limit = pg_atomic_read_u64(&sh->limit);
-	sh->chunk_size = Max(Min(limit / (4 * sh->nparticipants), LOAD_CHUNK_MAX),
-						 LOAD_CHUNK_MIN);
+	sh->chunk_size = MAXALIGN(Max(Min(limit / (4 * sh->nparticipants), LOAD_CHUNK_MAX),
+								  LOAD_CHUNK_MIN));
 	memset(sh->participants, 0, sizeof(LoadParticipant) * sh->nparticipants);
 }
 
@@ -614,6 +755,7 @@ load_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordi
 		dsa_free(ls->area, ptr);
 		ptr = next;
 	}
+	free_spare_chunks(ls);
 	reset_shared(ls);
 	reset_participant(ls);
 }
@@ -742,11 +884,45 @@ gpusort_load_start(GpuSortLoadState *load, Gpusortstate *sort, BudgetShare *budg
 int64
 gpusort_load_drain(GpuSortLoadState *load)
 {
-	drain_chunks(load);
+	while (load->shared && DsaPointerIsValid(load->shared->chunks))
+		drain_chunks(load);
 	if (load->shared)
 	{
+		free_spare_chunks(load);
+		update_limit(load);
 		load->shared->participants[load->participant].moved = load->moved;
 		load->shared->participants[load->participant].done = true;
 	}
 	return load->moved;
+}
+
+/*
+ * For the sort's DEBUG1 line, after gpusort_load_drain: how long the
+ * workers' loads took, the most shared memory the chunks held when the
+ * leader looked, and how many chunks workers filled again.
+ */
+void
+gpusort_load_describe(GpuSortLoadState *load, StringInfo buf)
+{
+	LoadShared *sh = load->shared;
+	double		min_ms = 0;
+	double		max_ms = 0;
+	int64		reused = 0;
+	int			nworkers = 0;
+
+	if (sh == NULL)
+		return;
+	for (int i = 0; i < sh->nparticipants - 1; i++)
+	{
+		LoadParticipant *p = &sh->participants[i];
+
+		if (!p->done)
+			continue;
+		min_ms = nworkers == 0 ? p->load_ms : Min(min_ms, p->load_ms);
+		max_ms = Max(max_ms, p->load_ms);
+		reused += p->reused;
+		nworkers++;
+	}
+	appendStringInfo(buf, "; %d workers loaded in %.0f to %.0f ms, chunks held at most " UINT64_FORMAT " kB, " INT64_FORMAT " filled again",
+					 nworkers, min_ms, max_ms, load->peak_reserved / 1024, reused);
 }

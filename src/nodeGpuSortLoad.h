@@ -19,6 +19,7 @@
 #include "postgres.h"
 
 #include "nodes/execnodes.h"
+#include "lib/stringinfo.h"
 #include "nodes/extensible.h"
 
 #include "sort.h"
@@ -35,5 +36,6 @@ extern GpuSortLoadState *gpusort_load_below(PlanState *child);
 extern void gpusort_load_start(GpuSortLoadState *load, Gpusortstate *sort,
 							   BudgetShare *budget);
 extern int64 gpusort_load_drain(GpuSortLoadState *load);
+extern void gpusort_load_describe(GpuSortLoadState *load, StringInfo buf);
 
 #endif							/* GPUSORT_NODE_GPUSORT_LOAD_H */

@@ -345,21 +345,22 @@ typedef struct BlockCopy
 	MinimalTuple *tuples;		/* its tuples' slots in the tuple array */
 } BlockCopy;
 
-/* a copying task: tuples [from, to) of a block, into the arena */
+/*
+ * a copying task: tuples [from, to) of a block, into the arena, as the one
+ * span of the block they fill (TupleBlock), in one memcpy
+ */
 static bool
 copy_block_tuples(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 {
 	BlockCopy  *bc = (BlockCopy *) arg;
+	const TupleBlock *block = &bc->block;
+	uint32		span_low = block->offsets[to - 1];
+	uint32		span_high = (from == 0) ? block->high : block->offsets[from - 1];
 
+	memcpy(bc->dst + (span_low - block->low), block->base + span_low,
+		   span_high - span_low);
 	for (size_t i = from; i < to; i++)
-	{
-		uint32		offset = bc->block.offsets[i];
-		MinimalTuple src = (MinimalTuple) (bc->block.base + offset);
-		char	   *dst = bc->dst + (offset - bc->block.low);
-
-		memcpy(dst, src, Min(MAXALIGN(src->t_len), bc->block.high - offset));
-		bc->tuples[i] = (MinimalTuple) dst;
-	}
+		bc->tuples[i] = (MinimalTuple) (bc->dst + (block->offsets[i] - block->low));
 	return true;
 }
 

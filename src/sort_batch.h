@@ -59,8 +59,11 @@ typedef struct ChunkBuild ChunkBuild;
 
 /*
  * A block of MAXALIGNed MinimalTuples put into a batch at once (a parallel
- * load's chunk, nodeGpuSortLoad.c): tuple i lies at base + offsets[i], and
- * every tuple within [base + low, base + high).
+ * load's chunk, nodeGpuSortLoad.c): tuple i lies at base + offsets[i], the
+ * tuples downward from base + high, each right below the one before, and
+ * the last at base + low.  So tuples [from, to) fill the span from
+ * offsets[to - 1] up to offsets[from - 1] (high for the first), which the
+ * arena copies whole.
  */
 typedef struct TupleBlock
 {
