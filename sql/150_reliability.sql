@@ -238,6 +238,9 @@ SELECT gs_check('SELECT k, id FROM gs_rel ORDER BY k');
 --
 \c
 SET search_path = gs, public;
+-- serial plans: the blocks of a parallel load follow the workers' timing,
+-- and so would the cache's size
+SET max_parallel_workers_per_gather = 0;
 SELECT host_cached = 0 AS nothing_cached_yet, pinned_in_use = 0 AS no_pinned_in_use
   FROM gpusort_backend_memory();
 SELECT count(*) FROM (SELECT k, id FROM gs_rel ORDER BY k) x;
