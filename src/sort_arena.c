@@ -416,6 +416,8 @@ batch_store_blocks(SortBatch *batch, const TupleBlock *blocks, int nblocks)
 	}
 	keythreads_wait(batch->pool, batch->copy_tasks);
 	batch->ntuples = ntuples;
+	if (nstored > 0)
+		batch->loaded_by_blocks = true;
 	pfree(copies);
 	return nstored;
 }

@@ -132,6 +132,8 @@ typedef struct SortBatch
 	SortEngine *engine;
 	size_t		nencoded;		/* records whose keys are in the engine */
 	size_t		nsubmitted;		/* records in submitted chunks */
+	bool		loaded_by_blocks;	/* a parallel load's chunks went in: keys
+									 * are encoded as chunks of records fill */
 	bool		engine_is_gpu;
 	bool		gpu_failed;		/* the GPU engine failed in this sort */
 	bool		comparator_sort;	/* keys given up: comparators order it */

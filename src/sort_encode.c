@@ -10,7 +10,9 @@
  *	  of GPUSORT_CHUNK_RECORDS keys as it fills, so that the GPU engine
  *	  transfers and sorts while the child is still producing; in large
  *	  batches the keys past the first chunks are encoded at the end, by the
- *	  key threads and the backend together;
+ *	  key threads and the backend together, or, in a batch that a parallel
+ *	  load fills with blocks, by the key threads as each whole chunk of
+ *	  records arrives;
  *	- generic layouts: each record's key column datums are kept
  *	  (KeyInputs) and the key threads build the keys from them, collation
  *	  keys while the input is still read, cheaper keys at the end.
@@ -308,7 +310,11 @@ encode_generic(SortBatch *batch, bool final)
  * PARALLEL_ENCODE_FROM records are encoded once the input has ended, by
  * the key threads and the backend together, rather than by the backend
  * between reading rows (reading is the backend's own work, which threads
- * cannot share).  Smaller inputs are encoded as they are read.
+ * cannot share).  Smaller inputs are encoded as they are read.  A batch
+ * loaded by blocks (a parallel load's chunks, which the workers read) is
+ * encoded by the threads as each whole chunk of records arrives: the
+ * leader waits for the copies anyway, and the keys are then ready when
+ * the workers' input ends.
  */
 #define PARALLEL_ENCODE_FROM	(2 * GPUSORT_CHUNK_RECORDS)
 
@@ -316,7 +322,8 @@ encode_generic(SortBatch *batch, bool final)
 typedef struct ChunkEncode
 {
 	KeyLayout  *layout;
-	MinimalTuple *tuples;		/* the arena's tuples (the input has ended) */
+	MinimalTuple *tuples;		/* the arena's tuples (not moved while the
+								 * tasks run) */
 	uint64	   *keys;			/* the engine's buffer for the chunk */
 	size_t		first;			/* record index of the chunk's first key */
 	size_t		from;			/* records from .. to-1 are this task's */
@@ -389,21 +396,27 @@ batch_start_key_threads(SortBatch *batch)
 
 /*
  * Encode records nencoded .. ntuples-1 of a fixed layout in the key
- * threads and submit every chunk; the input has ended.  Tuples the
- * threads cannot read are encoded by the backend, and a NULL where the
- * layout has no NULL byte places the layout again and starts over.
+ * threads and submit every chunk, if the input has ended (final); else
+ * only the whole chunks of records, for a batch loaded by blocks.  Tuples
+ * the threads cannot read are encoded by the backend, and a NULL where
+ * the layout has no NULL byte places the layout again and starts over.
  */
 static void
-encode_fixed_in_threads(SortBatch *batch)
+encode_fixed_in_threads(SortBatch *batch, bool final)
 {
 	const size_t chunk_records = GPUSORT_CHUNK_RECORDS;
 	KeyLayout  *layout = &batch->sh->layout;
-	MemoryContext oldcxt = MemoryContextSwitchTo(batch->cxt);
+	size_t		end = final ? batch->ntuples :
+		batch->ntuples / chunk_records * chunk_records;
+	MemoryContext oldcxt;
 
+	if (batch->nencoded >= end && batch->nsubmitted >= end)
+		return;
+	oldcxt = MemoryContextSwitchTo(batch->cxt);
 	batch_start_key_threads(batch);
 	while (!batch->comparator_sort)
 	{
-		size_t		nchunks = (batch->ntuples - batch->nencoded + chunk_records - 1) / chunk_records + 1;
+		size_t		nchunks = (end - batch->nencoded + chunk_records - 1) / chunk_records + 1;
 		ChunkEncode *tasks = palloc0(sizeof(ChunkEncode) * nchunks);
 		int			ntasks = 0;
 		KeyTaskGroup *group = keythreads_group_create(batch->pool);
@@ -411,10 +424,10 @@ encode_fixed_in_threads(SortBatch *batch)
 		bool		relayout = false;
 
 		/* 1: a buffer for every chunk, and a task encoding into it */
-		for (size_t from = batch->nencoded; from < batch->ntuples;)
+		for (size_t from = batch->nencoded; from < end;)
 		{
 			size_t		chunkno = from / chunk_records;
-			size_t		to = Min(batch->ntuples, (chunkno + 1) * chunk_records);
+			size_t		to = Min(end, (chunkno + 1) * chunk_records);
 			ChunkEncode *ce = &tasks[ntasks++];
 			char	   *why = NULL;
 
@@ -473,15 +486,15 @@ encode_fixed_in_threads(SortBatch *batch)
 			batch_start_engine(batch);	/* from the first record */
 			continue;
 		}
-		batch->nencoded = batch->ntuples;
+		batch->nencoded = Max(batch->nencoded, end);
 
 		/* 3: submit the chunks in order */
-		while (batch->nsubmitted < batch->ntuples && !restarted)
+		while (batch->nsubmitted < end && !restarted)
 		{
 			size_t		chunkno = batch->nsubmitted / chunk_records;
 
 			restarted = !submit_chunk(batch, chunkno,
-									  Min(batch->ntuples, (chunkno + 1) * chunk_records));
+									  Min(end, (chunkno + 1) * chunk_records));
 		}
 		if (!restarted)
 			break;
@@ -509,10 +522,11 @@ batch_encode(SortBatch *batch, bool final)
 		batch->sh->stats->encode_ms += gpusort_elapsed_ms(start);
 		return;
 	}
-	if (batch->nencoded >= PARALLEL_ENCODE_FROM && batch_key_threads(batch) > 0)
+	if ((batch->nencoded >= PARALLEL_ENCODE_FROM || batch->loaded_by_blocks) &&
+		batch_key_threads(batch) > 0)
 	{
-		if (final)
-			encode_fixed_in_threads(batch);
+		if (final || batch->loaded_by_blocks)
+			encode_fixed_in_threads(batch, final);
 		batch->sh->stats->encode_ms += gpusort_elapsed_ms(start);
 		return;
 	}
