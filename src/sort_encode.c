@@ -416,7 +416,8 @@ encode_fixed_in_threads(SortBatch *batch, bool final)
 	batch_start_key_threads(batch);
 	while (!batch->comparator_sort)
 	{
-		size_t		nchunks = (end - batch->nencoded + chunk_records - 1) / chunk_records + 1;
+		size_t		left = end > batch->nencoded ? end - batch->nencoded : 0;
+		size_t		nchunks = (left + chunk_records - 1) / chunk_records + 1;
 		ChunkEncode *tasks = palloc0(sizeof(ChunkEncode) * nchunks);
 		int			ntasks = 0;
 		KeyTaskGroup *group = keythreads_group_create(batch->pool);
