@@ -100,7 +100,6 @@
 /* rows a worker passes up before it tries for a chunk again */
 #define LOAD_RETRY_ROWS		256
 
-
 /*
  * A chunk, laid out like a heap page: this header and each tuple's offset
  * grow from its start, MAXALIGNed MinimalTuples from its end down.  The

@@ -18,8 +18,8 @@
 
 #include "postgres.h"
 
-#include "nodes/execnodes.h"
 #include "lib/stringinfo.h"
+#include "nodes/execnodes.h"
 #include "nodes/extensible.h"
 
 #include "sort.h"
