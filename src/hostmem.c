@@ -18,7 +18,8 @@
  * when it is short of memory (the next use then faults them in again, zeroed),
  * but until then the next sort reuses them without a fault.  The blocks also
  * ask for transparent huge pages, which the emit phase's random accesses to
- * the arena profit from.
+ * the arena profit from.  An array that doubles as it fills grows with
+ * hostmem_grow, which moves its pages rather than copying them.
  *
  * The blocks are not part of the owner's memory context (which cannot hold
  * foreign blocks), so pg_backend_memory_contexts does not count them;
@@ -243,6 +244,78 @@ hostmem_alloc(MemoryContext owner, Size size)
 	in_use_bytes += block->size;
 	peak_in_use_bytes = Max(peak_in_use_bytes, in_use_bytes);
 	return block->base;
+}
+
+/*
+ * Grow the block that hostmem_alloc gave for oldsize bytes at p to hold
+ * newsize bytes, keeping its contents; returns where it now lies (p, or
+ * elsewhere), or NULL, with the block untouched, where it cannot grow so
+ * (a palloc'd request, or no mremap), for the caller to allocate anew and
+ * copy.
+ *
+ * An array that doubles as it fills (the batch's tuple pointers) would
+ * otherwise copy all it holds at each doubling, into fresh memory the
+ * kernel zeroes first: about a gigabyte of each at 100M rows, in the
+ * backend, while the load waits.  mremap moves the pages instead.  The
+ * block moves to a huge-page boundary reserved beforehand, so that its
+ * huge pages stay whole; the part added faults in as it is written, as
+ * any new block does.
+ */
+void *
+hostmem_grow(void *p, Size oldsize, Size newsize)
+{
+#if defined(MREMAP_MAYMOVE) && defined(MREMAP_FIXED)
+	HostBlock  *block = NULL;
+	dlist_iter	iter;
+	char	   *reserved;
+	char	   *base;
+	void	   *moved;
+
+	if (oldsize < HOSTMEM_MIN_REQUEST)
+		return NULL;
+	dlist_foreach(iter, &in_use_blocks)
+	{
+		HostBlock  *b = dlist_container(HostBlock, node, iter.cur);
+
+		if (b->base == p)
+		{
+			block = b;
+			break;
+		}
+	}
+	if (block == NULL || block->size % HOSTMEM_ALIGN != 0)
+		return NULL;
+	newsize = TYPEALIGN(HOSTMEM_ALIGN, newsize);
+	if (newsize <= block->size)
+		return p;
+
+	/* an aligned place for the grown block, which mremap then takes over */
+	reserved = mmap(NULL, newsize + HOSTMEM_ALIGN, PROT_NONE,
+					MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (reserved == MAP_FAILED)
+		return NULL;
+	base = (char *) TYPEALIGN(HOSTMEM_ALIGN, reserved);
+	moved = mremap(block->base, block->size, newsize,
+				   MREMAP_MAYMOVE | MREMAP_FIXED, base);
+	if (base > reserved)
+		(void) munmap(reserved, base - reserved);
+	if (moved == MAP_FAILED)
+	{
+		(void) munmap(base, reserved + newsize + HOSTMEM_ALIGN - base);
+		return NULL;
+	}
+	if (base + newsize < reserved + newsize + HOSTMEM_ALIGN)
+		(void) munmap(base + newsize,
+					  (reserved + newsize + HOSTMEM_ALIGN) - (base + newsize));
+
+	in_use_bytes += newsize - block->size;
+	peak_in_use_bytes = Max(peak_in_use_bytes, in_use_bytes);
+	block->base = base;
+	block->size = newsize;
+	return base;
+#else
+	return NULL;
+#endif
 }
 
 /* give back size bytes from hostmem_alloc before their owner goes */

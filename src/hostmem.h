@@ -15,6 +15,7 @@
 #define HOSTMEM_MIN_REQUEST		((Size) 1024 * 1024)
 
 extern void *hostmem_alloc(MemoryContext owner, Size size);
+extern void *hostmem_grow(void *p, Size oldsize, Size newsize);
 extern void hostmem_free(void *p, Size size);
 extern Size hostmem_owned(MemoryContext owner);
 extern Size hostmem_peak_reset(void);

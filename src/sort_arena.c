@@ -190,8 +190,18 @@ static bool
 grow_tuple_array(SortBatch *batch)
 {
 	size_t		newmax = Max(batch->maxtuples * 2, 1024);
-	MinimalTuple *newtuples;
+	MinimalTuple *newtuples = NULL;
 
+	/* a large array grows where it lies, without a copy (hostmem_grow) */
+	if (batch->tuples)
+		newtuples = hostmem_grow(batch->tuples, batch->maxtuples * sizeof(MinimalTuple),
+								 newmax * sizeof(MinimalTuple));
+	if (newtuples)
+	{
+		batch->tuples = newtuples;
+		batch->maxtuples = newmax;
+		return true;
+	}
 	newtuples = hostmem_alloc(batch->cxt, newmax * sizeof(MinimalTuple));
 	if (newtuples == NULL)
 		return false;
