@@ -48,6 +48,7 @@
 #include "compat.h"
 #include "gpusort.h"
 #include "keys.h"
+#include "libc_primary.h"
 
 /*
  * The locale_t of the database's default collation when it is a libc one:
@@ -93,13 +94,17 @@ text_collate_for(KeyColumn *col, Oid collation)
 		/* before 18: the database's default collation, a libc one */
 		col->collate = COLLATE_LIBC;
 		col->libc_locale = default_libc_locale();
-		return col->libc_locale != (locale_t) 0;
+		if (col->libc_locale == (locale_t) 0)
+			return false;
+		col->libc_primary = libc_primary_weights(col->libc_locale);
+		return true;
 	}
 	col->deterministic = locale->deterministic;
 	if (locale->provider == COLLPROVIDER_LIBC)
 	{
 		col->collate = COLLATE_LIBC;
 		col->libc_locale = locale->info.lt;
+		col->libc_primary = libc_primary_weights(col->libc_locale);
 		return true;
 	}
 #ifdef USE_ICU

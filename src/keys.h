@@ -111,6 +111,10 @@ typedef struct KeyColumn
 								 * bytes: the raw bytes follow the collation
 								 * key, as PostgreSQL breaks ties */
 	locale_t	libc_locale;	/* COLLATE_LIBC (thread-safe to share) */
+	const struct LibcPrimaryWeights *libc_primary;	/* COLLATE_LIBC: its
+													 * ASCII characters'
+													 * primary weights, or
+													 * NULL */
 	int			encoding;		/* COLLATE_LIBC: the database's, to cut a
 								 * long string at a character boundary */
 	void	   *icu_collator;	/* COLLATE_ICU: a UCollator (cloned per

@@ -11,7 +11,9 @@
  *	- text under C / POSIX: the string's bytes, then 0x00 (text holds no
  *	  NUL bytes, so a string sorts before any longer string it begins);
  *	- text under a libc collation: strxfrm_l's output, 0x00, the string's
- *	  bytes, 0x00.  strxfrm output holds no NUL bytes; the bytes after it
+ *	  bytes, 0x00 (a window within the first level of an ASCII string's
+ *	  output is assembled from its characters' primary weights instead of
+ *	  transformed: libc_primary.c).  strxfrm output holds no NUL bytes; the bytes after it
  *	  break ties of strings equal under the collation with strcmp, as
  *	  PostgreSQL's varstr_cmp does.  Whether glibc's strxfrm agrees with
  *	  strcoll is checked after the sort (refine.c), as PostgreSQL itself
@@ -56,6 +58,7 @@
 #include "utils/uuid.h"
 
 #include "keys.h"
+#include "libc_primary.h"
 
 #ifdef USE_ICU
 #include <unicode/uiter.h>
@@ -213,6 +216,52 @@ terminated(KeyBuildContext *ctx, int slot, const char *p, size_t len)
 }
 
 /*
+ * The window's bytes of an ASCII string's strxfrm_l output where they lie
+ * in its first level, the primary weights of its characters, assembled
+ * from the locale's table (libc_primary.c) as far as the window needs,
+ * rather than the whole string transformed: the key is then cut.  False,
+ * with nothing produced, where the table cannot give them: no table, a
+ * character it lacks, a string longer than strxfrm_l would transform, or
+ * a window that reaches past the first level (the later levels, and ties
+ * of strings equal there, need strxfrm_l).
+ */
+static bool
+put_libc_primary(KeyBuildContext *ctx, KeySink *s, const KeyColumn *col,
+				 const char *p, size_t len)
+{
+	const LibcPrimaryWeights *w = col->libc_primary;
+	size_t		want;
+	size_t		got = 0;
+	size_t		i;
+
+	if (w == NULL || s->grow_ctx != NULL || len > KEY_LIBC_XFRM_MAX_BYTES ||
+		s->end <= s->pos)
+		return false;
+	want = s->end - s->pos;
+	if (!ensure_capacity((void **) &ctx->xfrm, &ctx->xfrm_cap,
+						 want + LIBC_PRIMARY_MAX_BYTES))
+		return false;
+	for (i = 0; i < len && got < want; i++)
+	{
+		unsigned char c = (unsigned char) p[i];
+
+		if (c >= 128 || w->len[c] == LIBC_PRIMARY_NONE)
+			return false;
+		memcpy(ctx->xfrm + got, w->bytes[c], LIBC_PRIMARY_MAX_BYTES);
+		got += w->len[c];
+	}
+	if (got < want)
+		return false;
+	/* the rest must be ASCII too: a later character may join an earlier */
+	for (; i < len; i++)
+		if ((unsigned char) p[i] >= 128)
+			return false;
+	sink_put(s, (const uint8 *) ctx->xfrm, got, col->descending);
+	s->cut = true;
+	return true;
+}
+
+/*
  * strxfrm_l's output for the string, or for its first
  * KEY_LIBC_XFRM_MAX_BYTES bytes, cut at a character boundary: then the key
  * is unfinished.
@@ -237,6 +286,8 @@ put_libc_text(KeyBuildContext *ctx, KeySink *s, const KeyColumn *col,
 	const char *str;
 	size_t		n;
 
+	if (put_libc_primary(ctx, s, col, p, len))
+		return true;
 	if (len > KEY_LIBC_XFRM_MAX_BYTES)
 	{
 		size_t		clip = 0;
