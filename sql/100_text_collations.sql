@@ -275,3 +275,33 @@ SELECT q, gs_check(q, k) AS result FROM (VALUES
   ('SELECT k, s, id FROM gs_xfrm ORDER BY k, s', 2),
   ('SELECT s, k, id FROM gs_xfrm ORDER BY s DESC, k', 2),
   ('SELECT s, id FROM gs_xfrm WHERE id <= 0 ORDER BY s', 1)) v(q, k);
+
+-- ASCII strings whose key window lies within the first level of strxfrm's
+-- output, so that the key is assembled from the characters' primary
+-- weights rather than transformed (libc_primary.c): long enough to fill
+-- the window, in hex, mixed case, with punctuation, spaces, tabs and
+-- digits; pairs equal at the first level (a digest and its upper case),
+-- whose order refinement takes from strxfrm's later levels.  Besides the
+-- order, the check after the sort must have repaired nothing: strxfrm and
+-- strcoll agree on these strings, so a repair would mean a key that is
+-- not strxfrm's.
+CREATE TABLE gs_ascii (id int, s text);
+INSERT INTO gs_ascii
+SELECT g,
+       CASE g % 6
+         WHEN 0 THEN md5((g / 6)::text)
+         WHEN 1 THEN upper(md5((g / 6)::text))
+         WHEN 2 THEN 'Item-' || lpad((g % 500)::text, 6, '0') || ' of ' || md5((g % 300)::text)
+         WHEN 3 THEN replace(md5((g / 6)::text), 'a', '-a')
+         WHEN 4 THEN E'x\t' || md5((g % 700)::text) || ' ' || (g % 3)::text
+         ELSE 'The quick brown fox, ' || (g % 97)::text || '! jumps over ' || md5((g % 50)::text)
+       END
+  FROM generate_series(1, 30000) g;
+SELECT q, gs_check(q, k) AS result FROM (VALUES
+  ('SELECT s, id FROM gs_ascii ORDER BY s', 1),
+  ('SELECT s, id FROM gs_ascii ORDER BY s DESC', 1),
+  ('SELECT s COLLATE gs_de AS s, id FROM gs_ascii ORDER BY 1', 1),
+  ('SELECT s COLLATE gs_sv AS s, id FROM gs_ascii ORDER BY 1 DESC', 1),
+  ('SELECT s, id FROM gs_ascii ORDER BY s, id DESC', 2)) v(q, k);
+SELECT * FROM gs.analyze_lines('SELECT * FROM gs_ascii ORDER BY s', 'Collation');
+SELECT * FROM gs.analyze_lines('SELECT * FROM gs_ascii ORDER BY s COLLATE gs_sv DESC', 'Collation');
