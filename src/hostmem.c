@@ -246,6 +246,22 @@ hostmem_alloc(MemoryContext owner, Size size)
 	return block->base;
 }
 
+/* the block in use that begins at p, or NULL */
+static HostBlock *
+in_use_block_at(void *p)
+{
+	dlist_iter	iter;
+
+	dlist_foreach(iter, &in_use_blocks)
+	{
+		HostBlock  *block = dlist_container(HostBlock, node, iter.cur);
+
+		if (block->base == p)
+			return block;
+	}
+	return NULL;
+}
+
 /*
  * Grow the block that hostmem_alloc gave for oldsize bytes at p to hold
  * newsize bytes, keeping its contents; returns where it now lies (p, or
@@ -265,24 +281,14 @@ void *
 hostmem_grow(void *p, Size oldsize, Size newsize)
 {
 #if defined(MREMAP_MAYMOVE) && defined(MREMAP_FIXED)
-	HostBlock  *block = NULL;
-	dlist_iter	iter;
+	HostBlock  *block;
 	char	   *reserved;
 	char	   *base;
 	void	   *moved;
 
 	if (oldsize < HOSTMEM_MIN_REQUEST)
 		return NULL;
-	dlist_foreach(iter, &in_use_blocks)
-	{
-		HostBlock  *b = dlist_container(HostBlock, node, iter.cur);
-
-		if (b->base == p)
-		{
-			block = b;
-			break;
-		}
-	}
+	block = in_use_block_at(p);
 	if (block == NULL || block->size % HOSTMEM_ALIGN != 0)
 		return NULL;
 	newsize = TYPEALIGN(HOSTMEM_ALIGN, newsize);
@@ -322,7 +328,7 @@ hostmem_grow(void *p, Size oldsize, Size newsize)
 void
 hostmem_free(void *p, Size size)
 {
-	dlist_iter	iter;
+	HostBlock  *block;
 
 	if (size < HOSTMEM_MIN_REQUEST)
 	{
@@ -330,17 +336,10 @@ hostmem_free(void *p, Size size)
 		return;
 	}
 
-	dlist_foreach(iter, &in_use_blocks)
-	{
-		HostBlock  *block = dlist_container(HostBlock, node, iter.cur);
-
-		if (block->base == p)
-		{
-			release_block(block);
-			return;
-		}
-	}
-	elog(ERROR, "gpusort: freeing host memory that was not allocated here");
+	block = in_use_block_at(p);
+	if (block == NULL)
+		elog(ERROR, "gpusort: freeing host memory that was not allocated here");
+	release_block(block);
 }
 
 /* assign hook of gpusort.host_cache: a smaller cache takes effect at once */
