@@ -108,7 +108,8 @@ SELECT cursor_log('SELECT k, id FROM gs_fb WHERE id <= 50000 ORDER BY k, id',
                          'MOVE LAST', 'FETCH NEXT', 'FETCH PRIOR']) AS gpusort_spilled;
 -- what each GpuSort of a query did, from EXPLAIN (ANALYZE, FORMAT JSON)
 CREATE FUNCTION gs.spill_stats(q text)
-RETURNS TABLE (runs int, passes int, disk_kb bigint, memory_kb bigint, budget_kb bigint, engine text, fallback text)
+RETURNS TABLE (runs int, passes int, disk_kb bigint, memory_kb bigint, budget_kb bigint, engine text, fallback text,
+               behind int)
 LANGUAGE plpgsql AS $$
 DECLARE
   j jsonb;
@@ -117,7 +118,7 @@ BEGIN
   RETURN QUERY
     SELECT (n ->> 'Runs Written')::int, (n ->> 'Merge Passes')::int, (n ->> 'Disk Used')::bigint,
            (n ->> 'Memory Used')::bigint, (n ->> 'Memory Budget')::bigint,
-           n ->> 'Sort Engine', n ->> 'Fallback'
+           n ->> 'Sort Engine', n ->> 'Fallback', coalesce((n ->> 'Runs Written Behind')::int, 0)
       FROM jsonb_path_query(j, 'strict $.**? (@."Custom Plan Provider" == "GpuSort")') n;
 END $$;
 
@@ -216,6 +217,36 @@ SET gpusort.max_memory = '24MB';
 SELECT gs_check('SELECT k, id FROM gs_spill_big ORDER BY k DESC, id', 2);
 SELECT gs_check('SELECT md5(id::text) COLLATE "C" AS s, id FROM gs_spill_big ORDER BY 1');
 SELECT runs > 1 AS spilled FROM spill_stats('SELECT md5(id::text) COLLATE "C" AS s, id FROM gs_spill_big ORDER BY 1');
+-- such runs are written behind the load (gpusort.write_behind): a key
+-- thread writes run i while the backend loads run i+1, which waits for it
+-- only when it has filled the room left beside it; the same rows as
+-- PostgreSQL's Sort, with the runs written behind or by the backend
+SET gpusort.key_threads = 2;
+SELECT runs > 1 AS spilled, behind > 0 AS written_behind, behind <= runs AS counted
+  FROM spill_stats('SELECT k, id FROM gs_spill_big ORDER BY k DESC, id');
+SELECT gs_check('SELECT k, id FROM gs_spill_big ORDER BY k DESC, id', 2);
+SELECT gs_check('SELECT md5(id::text) COLLATE "C" AS s, k, id FROM gs_spill_big ORDER BY 1');
+SELECT md5(string_agg(k || ':' || id, ',')) AS behind_md5 FROM (SELECT k, id FROM gs_spill_big ORDER BY k, id) x \gset
+SET gpusort.write_behind = off;
+SELECT behind = 0 AS none_behind FROM spill_stats('SELECT k, id FROM gs_spill_big ORDER BY k DESC, id');
+SELECT md5(string_agg(k || ':' || id, ',')) = :'behind_md5' AS same_order
+  FROM (SELECT k, id FROM gs_spill_big ORDER BY k, id) x;
+RESET gpusort.write_behind;
+-- an error in the input while a run is written behind, and
+-- temp_file_limit reached by the extent reserved for a run written
+-- behind: PostgreSQL's errors, and no temporary file left
+SELECT count(*) FROM (SELECT k FROM gs_spill_big ORDER BY k, 1 / (id - 650000)) x;
+SET temp_file_limit = '2MB';
+DO $$
+BEGIN
+  PERFORM count(*) FROM (SELECT k, id FROM gs_spill_big ORDER BY k) x;
+  RAISE EXCEPTION 'the sort ended within temp_file_limit';
+EXCEPTION WHEN configuration_limit_exceeded THEN
+  RAISE NOTICE '%', replace(SQLERRM, '"', '');
+END $$;
+RESET temp_file_limit;
+SELECT count(*) AS temp_files_left FROM pg_ls_tmpdir();
+RESET gpusort.key_threads;
 DROP TABLE gs_spill_big, gs_late_null;
 SET gpusort.max_memory = '1MB';
 

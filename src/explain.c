@@ -177,6 +177,8 @@ gpusort_explain_node(CustomScanState *node, const GpuSortPlanInfo *info,
 	if (stats->runs_written > 0 || es->format != EXPLAIN_FORMAT_TEXT)
 	{
 		ExplainPropertyInteger("Runs Written", NULL, stats->runs_written, es);
+		if (stats->runs_behind > 0)
+			ExplainPropertyInteger("Runs Written Behind", NULL, stats->runs_behind, es);
 		ExplainPropertyInteger("Merge Passes", NULL, stats->merge_passes, es);
 		ExplainPropertyInteger("Disk Used", "kB", stats->disk_kb, es);
 	}

@@ -56,6 +56,7 @@ int			gpusort_gpu_split_parts = 0;
 int			gpusort_host_cache_kb = 2 * 1024 * 1024; /* 2 GB */
 int			gpusort_key_threads = -1;	/* -1: half the CPUs, at most 16 */
 bool		gpusort_key_overlap = true;
+bool		gpusort_write_behind = true;
 char	   *gpusort_inject_fault = NULL;	/* faults.h: tests only */
 
 static const struct config_enum_entry engine_options[] = {
@@ -318,6 +319,14 @@ _PG_init(void)
 							   gpusort_inject_fault_check,
 							   gpusort_inject_fault_assign,
 							   NULL);
+
+	DefineCustomBoolVariable("gpusort.write_behind",
+							 "Writes a sorted run in a key thread while the next run loads.",
+							 "Off: the backend writes each run before it reads on.",
+							 &gpusort_write_behind,
+							 true,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("gpusort.key_overlap",
 							 "Builds collation keys (libc, ICU) while the input is still being read.",

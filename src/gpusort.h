@@ -76,6 +76,7 @@ extern int	gpusort_pinned_cache_kb;
 extern int	gpusort_host_cache_kb;
 extern int	gpusort_key_threads;
 extern bool gpusort_key_overlap;
+extern bool gpusort_write_behind;
 
 /*
  * What a GpuSort plan node sorts by: the Sort node's keys, kept in the
@@ -121,6 +122,7 @@ typedef struct GpuSortStats
 	Size		budget;			/* gpusort.max_memory when the sort began */
 	bool		server_limited; /* gpusort.server_memory cut a batch short */
 	int			runs_written;	/* sorted runs written to temporary files */
+	int			runs_behind;	/* of them, written while the next loaded */
 	int			merge_passes;	/* merges of runs, the final one included */
 	int64		disk_kb;		/* peak temporary file space, kB */
 	Size		device_memory;	/* peak GPU memory, bytes */

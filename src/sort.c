@@ -13,12 +13,21 @@
  * The batch may hold what the backend's budget (gpusort.max_memory,
  * sort_budget.c) leaves to this sort, or less where the server's budget
  * (gpusort.server_memory) has less left.  When it is full, it is sorted and
- * written to a temporary tape as a sorted run (sort_runs.c), its memory is
+ * written to a temporary file as a sorted run (sort_runs.c), its memory is
  * freed, and loading goes on into an empty batch; once the sort has
  * spilled, each later batch leaves an eighth of what it may take to the
  * merge's read buffers, and the last batch but one is cut short where the
  * planner's estimate of the input says so, so that the last batch, which
- * is never written, is a full one (balance_runs).  At the end of the input:
+ * is never written, is a full one (balance_runs).
+ *
+ * With gpusort.write_behind, a run is written by one of its batch's key
+ * threads while the backend loads the next batch: the batch is moved aside
+ * (`writing`) and freed when its run is written, and until then the next
+ * batch may hold only what the budget leaves beside it.  So that it has
+ * room to load meanwhile, a batch that will not take the rest of the input
+ * is spilled at three quarters of what it may hold (spill_early), and the
+ * next batch waits for the writer only when it has filled that room.  At
+ * most one run is written at a time.  At the end of the input:
  *	- if nothing was written, the batch is sorted and its tuples are
  *	  returned straight from the arena, as they lie;
  *	- otherwise the last batch is sorted and stays in memory, and the runs
@@ -74,7 +83,12 @@ struct Gpusortstate
 									 * takes: see balance_runs() */
 	bool		runs_balanced;	/* a batch was cut short: not again */
 	int64		tuples_put;		/* over all batches */
+	double		full_batch_records; /* records a full batch holds, as the
+									 * last spilled batch measured it */
 	SortRuns   *runs;			/* NULL until a run is written */
+	SortBatch	writing;		/* a batch whose run is written behind */
+	bool		writing_active;
+	Size		writing_held;	/* what it holds of the budget */
 	BudgetShare budget;
 
 	/* SORT_IN_MEMORY: the read position */
@@ -149,6 +163,9 @@ batch_limit(Gpusortstate *state)
 
 	if (state->runs)
 		limit -= limit / 8;
+	/* the batch whose run is written behind holds its memory until then */
+	if (state->writing_active)
+		limit -= Min(limit, state->writing_held);
 	return limit;
 }
 
@@ -174,7 +191,7 @@ static void
 balance_runs(Gpusortstate *state)
 {
 	double		remaining = state->sh.expected_rows - (double) state->tuples_put;
-	double		full = 0.9 * (double) state->last_batch_records;
+	double		full = 0.9 * state->full_batch_records;
 
 	state->batch_record_cap = 0;
 	if (state->runs_balanced || state->runs == NULL)
@@ -233,9 +250,29 @@ sort_batch(Gpusortstate *state, bool keep_keys)
 	batch_sort(batch, keep_keys);
 	stats->memory = Max(stats->memory,
 						Max(batch_held(batch),
-							held_before + (hostmem_peak() - mapped_before)));
+							held_before + (hostmem_peak() - mapped_before)) +
+						state->writing_held);
 	stats->records += batch->ntuples;
 	state->last_batch_records = batch->ntuples;
+}
+
+/*
+ * Wait for the run written behind the backend, if any, and free its batch.
+ * The time waited counts as the spill's.
+ */
+static void
+finish_writing(Gpusortstate *state)
+{
+	instr_time	start;
+
+	if (!state->writing_active)
+		return;
+	INSTR_TIME_SET_CURRENT(start);
+	runs_finish_write(state->runs);
+	batch_destroy(&state->writing);
+	state->writing_active = false;
+	state->writing_held = 0;
+	state->sh.stats->spill_ms += gpusort_elapsed_ms(start);
 }
 
 /* The batch is full: sort it, write it as a run, and empty it. */
@@ -243,20 +280,73 @@ static void
 spill_batch(Gpusortstate *state)
 {
 	SortBatch  *batch = &state->batch;
+	Size		held = batch_memory(batch, batch->ntuples, 0);
+	Size		room = batch->limit + state->writing_held;
 	instr_time	start;
 
+	/* for balance_runs: the records the batch would hold, had it filled */
+	if (held > 0)
+		state->full_batch_records = (double) batch->ntuples *
+			Max((double) room / (double) held, 1.0);
 	sort_batch(state, true);
 	if (state->budget.server_bound)
 		state->sh.stats->server_limited = true;
 	service_count_run(state->budget.server_bound);
-	INSTR_TIME_SET_CURRENT(start);
 	if (state->runs == NULL)
 		state->runs = runs_create(&state->sh, state->cxt);
-	runs_write_batch(state->runs, batch);
+	/* the previous run's writer, which wrote while this batch loaded */
+	finish_writing(state);
+	INSTR_TIME_SET_CURRENT(start);
+	if (runs_write_batch(state->runs, batch, gpusort_write_behind))
+	{
+		batch_move(batch, &state->writing);
+		state->writing_active = true;
+		state->writing_held = batch_held(&state->writing);
+	}
+	else
+		batch_reset(batch);
 	state->sh.stats->spill_ms += gpusort_elapsed_ms(start);
-	batch_reset(batch);
 	state->batch_started = false;
-	budget_hold(&state->budget, 0);
+	budget_hold(&state->budget, state->writing_held);
+}
+
+/*
+ * Whether to spill the batch before it is full, so that the next batch has
+ * room to load while this one's run is written behind the backend: a batch
+ * that holds three quarters of what it may hold (once a run being written
+ * is done) is spilled there if the rest of the input will not fit beside
+ * it.  The rest is the planner's estimate less what was put; past the
+ * estimate, the input is taken to go on if runs were written already, and
+ * to end soon if none was.
+ */
+static bool
+spill_early(Gpusortstate *state, Size held)
+{
+	SortBatch  *batch = &state->batch;
+	Size		room = batch->limit + state->writing_held;
+	double		remaining = state->sh.expected_rows - (double) state->tuples_put;
+
+	if (!gpusort_write_behind || batch->ntuples < RUN_WRITE_BEHIND_MIN_RECORDS ||
+		held < room / 4 * 3 || batch_key_threads(batch) == 0)
+		return false;
+	if (remaining <= 0)
+		return state->runs != NULL;
+	return remaining * ((double) held / (double) batch->ntuples) > (double) (room - held);
+}
+
+/*
+ * The batch has no room: if a run written behind holds memory, wait for
+ * it, and take the batch's limit again.  True if that freed memory.
+ */
+static bool
+make_room(Gpusortstate *state)
+{
+	if (!state->writing_active)
+		return false;
+	finish_writing(state);
+	budget_hold(&state->budget, batch_memory(&state->batch, state->batch.ntuples, 0));
+	state->batch.limit = batch_limit(state);
+	return true;
 }
 
 /* Copy the slot's tuple, or (slot NULL) tuple, into the batch's arena. */
@@ -276,10 +366,16 @@ hold_batch_memory(Gpusortstate *state)
 	SortBatch  *batch = &state->batch;
 	Size		held = batch_memory(batch, batch->ntuples, 0);
 
-	budget_hold(&state->budget, held);
+	/* a run written behind that is done gives its memory back */
+	if (state->writing_active && runs_write_done(state->runs))
+		finish_writing(state);
+	budget_hold(&state->budget, held + state->writing_held);
 	batch->limit = batch_limit(state);
+	if (held > batch->limit)
+		make_room(state);
 	if (held <= batch->limit &&
-		(state->batch_record_cap == 0 || batch->ntuples < state->batch_record_cap))
+		(state->batch_record_cap == 0 || batch->ntuples < state->batch_record_cap) &&
+		!spill_early(state, held))
 		return false;
 	spill_batch(state);
 	return true;
@@ -297,7 +393,8 @@ put_tuple(Gpusortstate *state, TupleTableSlot *slot, MinimalTuple tuple)
 	Assert(state->status == SORT_LOADING);
 	if (!state->batch_started)
 		start_batch(state);
-	if (!store_tuple(batch, slot, tuple))
+	if (!store_tuple(batch, slot, tuple) &&
+		!(make_room(state) && store_tuple(batch, slot, tuple)))
 	{
 		spill_batch(state);
 		start_batch(state);
@@ -352,6 +449,8 @@ gpusort_sort_putblocks(Gpusortstate *state, const TupleBlock *blocks, int nblock
 		n = batch_store_blocks(batch, blocks + nput, nblocks - nput);
 		if (n == 0)
 		{
+			if (make_room(state))
+				continue;
 			if (before == 0)
 				break;
 			spill_batch(state);
@@ -390,6 +489,7 @@ gpusort_sort_performsort(Gpusortstate *state)
 
 		if (batch->ntuples > 0)
 			sort_batch(state, true);
+		finish_writing(state);
 		held = batch_held(batch);
 		budget_hold(&state->budget, held);
 
@@ -409,6 +509,7 @@ gpusort_sort_performsort(Gpusortstate *state)
 		else
 			budget_hold(&state->budget, held + merge_memory);
 		stats->runs_written = runs_written(state->runs);
+		stats->runs_behind = runs_written_behind(state->runs);
 		stats->merge_passes = runs_merge_passes(state->runs);
 		stats->disk_kb = runs_disk_kb(state->runs);
 		state->status = SORT_MERGED;
@@ -518,6 +619,10 @@ gpusort_sort_rescan(Gpusortstate *state)
 void
 gpusort_sort_end(Gpusortstate *state)
 {
+	/* the writer's thread first: it reads the batch and writes a run */
+	if (state->writing_active)
+		batch_destroy(&state->writing);
+	state->writing_active = false;
 	if (state->runs)
 		runs_end(state->runs);
 	batch_destroy(&state->batch);

@@ -79,6 +79,29 @@ batch_reset(SortBatch *batch)
 	batch->next_block_size = ARENA_MIN_BLOCK;
 }
 
+/*
+ * Move a sorted batch to `to`, where its run is written behind the backend
+ * (sort.c), and make the batch an empty one in memory of its own, as
+ * batch_reset does.  The engine ends first: the sorted tuples and keys lie
+ * in the batch's own memory.
+ */
+void
+batch_move(SortBatch *batch, SortBatch *to)
+{
+	MemoryContext parent = MemoryContextGetParent(batch->cxt);
+	SortBatchShared *sh = batch->sh;
+	Size		limit = batch->limit;
+	bool		gpu_failed = batch->gpu_failed;
+
+	if (batch->engine)
+		batch->engine->methods->end(batch->engine);
+	batch->engine = NULL;
+	*to = *batch;
+	batch_init(batch, sh, parent);
+	batch->limit = limit;
+	batch->gpu_failed = gpu_failed;
+}
+
 void
 batch_destroy(SortBatch *batch)
 {

@@ -165,6 +165,7 @@ typedef struct SortBatch
 /* sort_arena.c */
 extern void batch_init(SortBatch *batch, SortBatchShared *sh, MemoryContext parent);
 extern void batch_reset(SortBatch *batch);
+extern void batch_move(SortBatch *batch, SortBatch *to);
 extern void batch_destroy(SortBatch *batch);
 extern bool batch_store(SortBatch *batch, TupleTableSlot *slot);
 extern bool batch_store_tuple(SortBatch *batch, MinimalTuple tuple);
@@ -179,6 +180,7 @@ extern Size batch_inputs_chunk_bytes(SortBatch *batch);
 
 /* sort_encode.c */
 extern void batch_start_keys(SortBatch *batch);
+extern int	batch_key_threads(SortBatch *batch);
 extern void batch_start_key_threads(SortBatch *batch);
 extern void batch_encode(SortBatch *batch, bool final);
 

@@ -370,7 +370,7 @@ encode_chunk_keys(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
  * follows the sorts running on the server), so that the batch's choice of
  * encoding keys as it loads or in the threads at the end stays one choice.
  */
-static int
+int
 batch_key_threads(SortBatch *batch)
 {
 	if (!batch->key_threads_decided)

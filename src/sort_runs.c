@@ -1,15 +1,15 @@
 /*-------------------------------------------------------------------------
  *
  * sort_runs.c
- *	  Sorted runs written to temporary tapes, and their k-way merge on the
+ *	  Sorted runs written to temporary files, and their k-way merge on the
  *	  way out.
  *
  * When a sort's input outgrows the memory it may hold, each full batch is
  * sorted (sort_batch.c) and written here as a *run*: its tuples in sorted
- * order on a logical tape of PostgreSQL's own logtape.c, so that
+ * order in a temporary file of PostgreSQL's own (run_file.c), so that
  * temp_tablespaces, temp_file_limit, log_temp_files and the removal of
  * temporary files at the end of a transaction behave as they do for Sort.
- * Each record on a run's tape is
+ * Each record of a run is
  *
  *		uint32 length | normalized key (key_words words) | MinimalTuple
  *
@@ -25,17 +25,23 @@
  * or a batch that comparators sorted) are not compared: such pairs go to
  * the comparators.
  *
+ * A run is written either by the backend, with the batch's key threads
+ * serializing its records, or *behind* the backend: one key thread
+ * serializes and writes it while the backend goes on loading the next batch
+ * (runs_write_batch, runs_finish_write); sort.c keeps the batch until then.
+ *
  * The last batch is not written: it stays in memory and is one input of
  * the final merge.  With more runs than the merge memory can read at once
  * (a read buffer of at least RUN_READ_BUFFER_MIN each), runs are first
  * merged in groups into longer runs, pass after pass, as tuplesort.c does.
  * The final merge then runs on the fly as the executor fetches: a tree of
- * losers over the inputs' current records, nothing written twice; tapes
- * are read a chunk at a time, and records parsed from the chunk.  Where
- * the plan needs random access (backward scan, mark/restore, rewind), the
- * final merge is instead written to one more tape, whose records carry
- * their length at both ends so that it can be read backwards, and which
- * is frozen so that it can be read again.
+ * losers over the inputs' current records, nothing written twice; runs
+ * are read a chunk at a time, and records parsed from the chunk, and each
+ * run's file goes once it has been read.  Where the plan needs random
+ * access (backward scan, mark/restore, rewind), the final merge is instead
+ * written to a logical tape of logtape.c, whose records carry their
+ * length at both ends so that it can be read backwards, and which is
+ * frozen so that it can be read again.
  *
  *-------------------------------------------------------------------------
  */
@@ -44,11 +50,13 @@
 #include "access/htup_details.h"
 #include "commands/tablespace.h"
 #include "miscadmin.h"
+#include "port/atomics.h"
 #include "utils/logtape.h"
 #include "utils/memutils.h"
 
 #include "faults.h"
 #include "keythreads.h"
+#include "run_file.h"
 #include "sort_runs.h"
 #include "tiebreak.h"
 
@@ -58,22 +66,24 @@
 /* the most runs one merge reads at once, as tuplesort.c's MAXORDER */
 #define MAX_MERGE_ORDER		500
 
-/* A run on a tape, waiting to be merged. */
-typedef struct RunTape
+/* A run in its file, waiting to be merged. */
+typedef struct SortedRun
 {
-	LogicalTape *tape;
+	RunFile		file;
 	int64		ntuples;
-	int			key_words;		/* 0: no keys on the tape */
+	int			key_words;		/* 0: no keys in the run */
 	int			layout_version;
 	bool		keys_order;		/* keys decide where they differ */
 	bool		exact;			/* equal keys mean equal records */
-} RunTape;
+} SortedRun;
 
-/* One input of a merge: a run on a tape, or the batch held in memory. */
+/* One input of a merge: a run in its file, or the batch held in memory. */
 typedef struct MergeInput
 {
-	LogicalTape *tape;			/* NULL: the batch in memory */
-	int64		remaining;		/* records still on the tape */
+	bool		on_file;		/* false: the batch in memory */
+	RunFile		file;
+	off_t		read_pos;		/* where the next chunk starts in the file */
+	int64		remaining;		/* records still in the file */
 	MinimalTuple *mem_tuples;	/* the batch's sorted tuples and keys */
 	const uint64 *mem_keys;
 	size_t		mem_pos;
@@ -84,7 +94,7 @@ typedef struct MergeInput
 	bool		exact;
 
 	/*
-	 * A tape is read a chunk at a time into chunk[], whose bytes from
+	 * A run is read a chunk at a time into chunk[], whose bytes from
 	 * chunk_pos to chunk_end are not parsed yet; each record is then
 	 * copied out of it into buf, where its tuple gets back its length and
 	 * its alignment.
@@ -98,7 +108,7 @@ typedef struct MergeInput
 	MinimalTuple tuple;
 	const uint64 *key;
 	bool		exhausted;		/* no current record: past the last */
-	char	   *buf;			/* a tape's record, read */
+	char	   *buf;			/* a run's record, read */
 	Size		buflen;
 	MemoryContext cxt;			/* where buf and chunk live */
 } MergeInput;
@@ -127,20 +137,25 @@ typedef struct Merge
 	bool		winner_returned;	/* the winner's record went out: advance it */
 } Merge;
 
+typedef struct RunWriter RunWriter;
+
 struct SortRuns
 {
 	SortBatchShared *sh;
 	MemoryContext cxt;
-	LogicalTapeSet *tapeset;
+	LogicalTapeSet *tapeset;	/* random access: the merged result's */
 	Tiebreak	tb;
 
-	RunTape    *tapes;			/* runs not merged yet */
-	int			ntapes;
-	int			maxtapes;
+	SortedRun  *pending;		/* runs not merged yet, in the order written */
+	int			npending;
+	int			maxpending;
+	RunWriter  *writer;			/* the run written behind, or NULL */
 
 	int			runs_written;
+	int			runs_behind;	/* of them, written behind the backend */
 	int			merge_passes;
-	long		max_blocks;
+	off_t		disk_bytes;		/* in the runs' files now */
+	off_t		max_disk_bytes;
 
 	/* the final merge, on the fly */
 	Merge		final;
@@ -172,59 +187,101 @@ runs_create(SortBatchShared *sh, MemoryContext cxt)
 	return runs;
 }
 
+/* The most disk the sort has used: its runs' files and its result tape. */
 static void
 note_disk_use(SortRuns *runs)
 {
+	off_t		now = runs->disk_bytes;
+
 	if (runs->tapeset)
-		runs->max_blocks = Max(runs->max_blocks, LogicalTapeSetBlocks(runs->tapeset));
+		now += (off_t) LogicalTapeSetBlocks(runs->tapeset) * BLCKSZ;
+	runs->max_disk_bytes = Max(runs->max_disk_bytes, now);
 }
 
-static LogicalTape *
-new_tape(SortRuns *runs)
+/* Close a run's file, which removes it: the merge has read it. */
+static void
+close_run_file(SortRuns *runs, RunFile *file)
 {
-	MemoryContext oldcxt = MemoryContextSwitchTo(runs->cxt);
-	LogicalTape *tape;
-
-	if (runs->tapeset == NULL)
-	{
-		/* temp_tablespaces, as tuplesort.c does before its tapes */
-		PrepareTempTablespaces();
-		runs->tapeset = LogicalTapeSetCreate(false, NULL, -1);
-	}
-	tape = LogicalTapeCreate(runs->tapeset);
-	MemoryContextSwitchTo(oldcxt);
-	return tape;
+	if (file->file < 0)
+		return;
+	runs->disk_bytes -= file->size;
+	run_file_close(file);
 }
 
-static RunTape *
+/* A new run, with an empty file, at the end of the runs to merge. */
+static SortedRun *
 add_run(SortRuns *runs)
 {
-	if (runs->ntapes == runs->maxtapes)
-	{
-		int			newmax = Max(runs->maxtapes * 2, 16);
+	SortedRun  *run;
+	RunFile		file;
 
-		if (runs->tapes)
-			runs->tapes = repalloc(runs->tapes, sizeof(RunTape) * newmax);
+	if (runs->npending == runs->maxpending)
+	{
+		int			newmax = Max(runs->maxpending * 2, 16);
+
+		if (runs->pending)
+			runs->pending = repalloc(runs->pending, sizeof(SortedRun) * newmax);
 		else
-			runs->tapes = MemoryContextAlloc(runs->cxt, sizeof(RunTape) * newmax);
-		runs->maxtapes = newmax;
+			runs->pending = MemoryContextAlloc(runs->cxt, sizeof(SortedRun) * newmax);
+		runs->maxpending = newmax;
 	}
-	return &runs->tapes[runs->ntapes++];
+	run_file_create(&file);
+	run = &runs->pending[runs->npending++];
+	memset(run, 0, sizeof(SortedRun));
+	run->file = file;
+	return run;
 }
 
-/* bytes of a tuple on a run's tape: without its length and padding */
+/* bytes of a tuple in a run: without its length and padding */
 #define TAPE_TUPLE_BYTES(tuple)	((tuple)->t_len - MINIMAL_TUPLE_DATA_OFFSET)
 #define TAPE_TUPLE_DATA(tuple)	((char *) (tuple) + MINIMAL_TUPLE_DATA_OFFSET)
 
+/*
+ * Records written by the backend one at a time (a small batch, a merge
+ * pass) go through a buffer of RUN_WRITE_BUFFER bytes into the run's file.
+ */
+#define RUN_WRITE_BUFFER	((Size) 64 * 1024)
+
+typedef struct RunOutput
+{
+	RunFile    *file;
+	char	   *buf;
+	Size		used;
+} RunOutput;
+
 static void
-write_record(LogicalTape *tape, int key_words, const uint64 *key, MinimalTuple tuple)
+output_flush(RunOutput *out)
+{
+	if (out->used > 0)
+		run_file_append(out->file, out->buf, out->used);
+	out->used = 0;
+}
+
+static void
+output_put(RunOutput *out, const void *data, Size len)
+{
+	if (out->used + len > RUN_WRITE_BUFFER)
+	{
+		output_flush(out);
+		if (len > RUN_WRITE_BUFFER)
+		{
+			run_file_append(out->file, data, len);
+			return;
+		}
+	}
+	memcpy(out->buf + out->used, data, len);
+	out->used += len;
+}
+
+static void
+write_record(RunOutput *out, int key_words, const uint64 *key, MinimalTuple tuple)
 {
 	uint32		len = key_words * sizeof(uint64) + TAPE_TUPLE_BYTES(tuple);
 
-	LogicalTapeWrite(tape, &len, sizeof(len));
+	output_put(out, &len, sizeof(len));
 	if (key_words > 0)
-		LogicalTapeWrite(tape, (void *) key, key_words * sizeof(uint64));
-	LogicalTapeWrite(tape, TAPE_TUPLE_DATA(tuple), TAPE_TUPLE_BYTES(tuple));
+		output_put(out, key, key_words * sizeof(uint64));
+	output_put(out, TAPE_TUPLE_DATA(tuple), TAPE_TUPLE_BYTES(tuple));
 }
 
 static void
@@ -242,7 +299,7 @@ read_exactly(LogicalTape *tape, void *ptr, size_t size)
  * memory at every record.  Instead, slices of SPILL_SLICE_RECORDS records
  * are serialized into a buffer by the threads (the sizes first, then the
  * bytes at their offsets), while the backend writes the previous slice's
- * buffer to the tape: logtape.c is the backend's alone.
+ * buffer to the run's file.
  */
 #define SPILL_SLICE_RECORDS		((size_t) 64 * 1024)
 #define SPILL_TASK_RECORDS		((size_t) 4 * 1024)
@@ -318,7 +375,7 @@ start_slice(KeyThreadPool *pool, KeyTaskGroup *group, SpillSlice *sl, MemoryCont
 }
 
 static void
-write_batch_in_threads(SortRuns *runs, SortBatch *batch, LogicalTape *tape, int key_words)
+write_batch_in_threads(SortBatch *batch, RunFile *file, int key_words)
 {
 	MemoryContext cxt = AllocSetContextCreate(batch->cxt, "GpuSort spill",
 											  ALLOCSET_DEFAULT_SIZES);
@@ -356,7 +413,7 @@ write_batch_in_threads(SortRuns *runs, SortBatch *batch, LogicalTape *tape, int 
 		{
 			keythreads_wait(batch->pool, groups[1 - cur]);
 			CHECK_FOR_INTERRUPTS();
-			LogicalTapeWrite(tape, prev->buf, prev->offsets[prev->n]);
+			run_file_append(file, prev->buf, prev->offsets[prev->n]);
 		}
 		pending = started;
 		cur = 1 - cur;
@@ -365,41 +422,268 @@ write_batch_in_threads(SortRuns *runs, SortBatch *batch, LogicalTape *tape, int 
 	MemoryContextDelete(cxt);
 }
 
-/* Write the batch's sorted tuples (and keys) as a new run. */
-void
-runs_write_batch(SortRuns *runs, SortBatch *batch)
-{
-	RunTape    *run;
-	int			key_words = batch->sorted_keys ? batch->sorted_key_words : 0;
-	LogicalTape *tape;
+/*
+ * A run written behind the backend: one key thread serializes the batch's
+ * sorted records into buf and writes them with pwrite() into the extent
+ * that the backend reserved (run_file.c), while the backend loads the next
+ * batch.  It lives in the batch's memory, which sort.c keeps until
+ * runs_finish_write; the thread's descriptor is closed there or, after an
+ * error, by release_writer_fd when that memory goes, after the batch's key
+ * threads have been joined (they belong to a child of that memory).
+ */
+#define RUN_WRITER_BUFFER	((Size) 4 * 1024 * 1024)
 
+struct RunWriter
+{
+	MinimalTuple *sorted;
+	const uint64 *keys;
+	int			key_words;
+	size_t		n;
+	int			fd;				/* the thread's descriptor, or -1 */
+	off_t		offset;			/* where the extent starts */
+	Size		bytes;			/* and its length */
+	char	   *buf;
+	int			error;			/* errno of a failed write, or 0 */
+	bool		finished;		/* every record was written */
+	KeyThreadPool *pool;
+	KeyTaskGroup *group;
+	MemoryContextCallback release;
+};
+
+static void
+release_writer_fd(void *arg)
+{
+	RunWriter  *w = (RunWriter *) arg;
+
+	run_file_release_thread_fd(w->fd);
+	w->fd = -1;
+}
+
+/* bytes of the records of a batch's sorted tuples, summed by the threads */
+typedef struct RunMeasure
+{
+	MinimalTuple *sorted;
+	Size		fixed;			/* each record's length word and key */
+	pg_atomic_uint64 bytes;
+} RunMeasure;
+
+static bool
+measure_run(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+{
+	RunMeasure *m = (RunMeasure *) arg;
+	uint64		bytes = 0;
+
+	for (size_t i = from; i < to; i++)
+	{
+		if (i + 16 < to)
+			gs_prefetch(m->sorted[i + 16]);
+		bytes += m->fixed + TAPE_TUPLE_BYTES(m->sorted[i]);
+	}
+	pg_atomic_fetch_add_u64(&m->bytes, bytes);
+	return true;
+}
+
+/* the writer's buffer, written out at *offset; false if the write failed */
+static bool
+writer_flush(RunWriter *w, off_t *offset, Size *used)
+{
+	if (*used > 0)
+		w->error = run_file_pwrite(w->fd, *offset, w->buf, *used);
+	*offset += *used;
+	*used = 0;
+	return w->error == 0;
+}
+
+/* the task: every record of the run, in order (from and to are unused) */
+static bool
+write_run_behind(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+{
+	RunWriter  *w = (RunWriter *) arg;
+	Size		key_bytes = w->key_words * sizeof(uint64);
+	off_t		offset = w->offset;
+	Size		used = 0;
+
+	for (size_t i = 0; i < w->n; i++)
+	{
+		MinimalTuple tuple = w->sorted[i];
+		Size		tuple_bytes = TAPE_TUPLE_BYTES(tuple);
+		uint32		len = key_bytes + tuple_bytes;
+		Size		need = sizeof(len) + len;
+		char	   *p;
+
+		if (i + 16 < w->n)
+			gs_prefetch(w->sorted[i + 16]);
+		if (used + need > RUN_WRITER_BUFFER)
+		{
+			/* the sort may be ending: give up between buffers */
+			if (key_build_stopped(ctx) || !writer_flush(w, &offset, &used))
+				return true;
+			if (need > RUN_WRITER_BUFFER)
+			{
+				/* a record larger than the buffer: its tuple goes directly */
+				memcpy(w->buf, &len, sizeof(len));
+				if (key_bytes > 0)
+					memcpy(w->buf + sizeof(len), w->keys + i * w->key_words, key_bytes);
+				used = sizeof(len) + key_bytes;
+				if (!writer_flush(w, &offset, &used))
+					return true;
+				w->error = run_file_pwrite(w->fd, offset, TAPE_TUPLE_DATA(tuple), tuple_bytes);
+				if (w->error != 0)
+					return true;
+				offset += tuple_bytes;
+				continue;
+			}
+		}
+		p = w->buf + used;
+		memcpy(p, &len, sizeof(len));
+		if (key_bytes > 0)
+			memcpy(p + sizeof(len), w->keys + i * w->key_words, key_bytes);
+		memcpy(p + sizeof(len) + key_bytes, TAPE_TUPLE_DATA(tuple), tuple_bytes);
+		used += need;
+	}
+	if (!writer_flush(w, &offset, &used))
+		return true;
+	/* the extent was measured from the same records: it must be full */
+	if (offset != w->offset + (off_t) w->bytes)
+		w->error = EIO;
+	else
+		w->finished = true;
+	return true;
+}
+
+/*
+ * Start writing the batch's run behind the backend; false if it cannot be
+ * (no key thread, or no descriptor to spare), and the caller writes it.
+ */
+static bool
+start_write_behind(SortRuns *runs, SortBatch *batch, SortedRun *run, int key_words)
+{
+	RunWriter  *w;
+	RunMeasure	m;
+
+	/* a batch whose keys the backend encoded as it loaded has no threads yet */
+	if (batch->pool == NULL && batch_key_threads(batch) > 0)
+		batch_start_key_threads(batch);
+	if (batch->pool == NULL || keythreads_count(batch->pool) == 0)
+		return false;
+	w = MemoryContextAllocZero(batch->cxt, sizeof(RunWriter));
+	w->fd = run_file_thread_fd(&run->file);
+	if (w->fd < 0)
+		return false;
+	w->release.func = release_writer_fd;
+	w->release.arg = w;
+	MemoryContextRegisterResetCallback(batch->cxt, &w->release);
+
+	/* the run's length, to reserve its extent in the backend */
+	m.sorted = batch->sorted;
+	m.fixed = sizeof(uint32) + key_words * sizeof(uint64);
+	pg_atomic_init_u64(&m.bytes, 0);
+	keythreads_parallel_for(batch->pool, measure_run, &m, batch->ntuples,
+							SPILL_TASK_RECORDS * 16);
+	w->bytes = (Size) pg_atomic_read_u64(&m.bytes);
+	w->offset = run_file_reserve(&run->file, w->bytes);
+
+	w->sorted = batch->sorted;
+	w->keys = key_words ? batch->sorted_keys : NULL;
+	w->key_words = key_words;
+	w->n = batch->ntuples;
+	w->buf = MemoryContextAllocHuge(batch->cxt, RUN_WRITER_BUFFER);
+	w->pool = batch->pool;
+	w->group = keythreads_group_create(batch->pool);
+	keythreads_submit(batch->pool, w->group, write_run_behind, w, 0, 1);
+
+	/*
+	 * One thread writes; the others sleep.  The pool is not counted among
+	 * the server's sorts with key threads, so that the next batch's own
+	 * threads get this sort's share.
+	 */
+	keythreads_idle(batch->pool);
+	runs->writer = w;
+	return true;
+}
+
+/*
+ * Write the batch's sorted tuples (and keys) as a new run.  With behind,
+ * a key thread may write it while the backend goes on; then true is
+ * returned, and the batch must stay as it is until runs_finish_write.
+ */
+bool
+runs_write_batch(SortRuns *runs, SortBatch *batch, bool behind)
+{
+	SortedRun  *run;
+	int			key_words = batch->sorted_keys ? batch->sorted_key_words : 0;
+	bool		written_behind = false;
+
+	Assert(runs->writer == NULL);
 	gpusort_fault_point(GPUSORT_PHASE_SPILL);
-	tape = new_tape(runs);
-	if (batch->pool && keythreads_count(batch->pool) > 0 &&
-		batch->ntuples >= 2 * SPILL_SLICE_RECORDS)
-		write_batch_in_threads(runs, batch, tape, key_words);
+	run = add_run(runs);
+	run->ntuples = batch->ntuples;
+	run->key_words = key_words;
+	run->layout_version = runs->sh->layout_version;
+	run->keys_order = batch->keys_order;
+	run->exact = runs->sh->layout.exact;
+
+	if (behind && batch->ntuples >= RUN_WRITE_BEHIND_MIN_RECORDS)
+		written_behind = start_write_behind(runs, batch, run, key_words);
+	if (written_behind)
+		;
+	else if (batch->pool && keythreads_count(batch->pool) > 0 &&
+			 batch->ntuples >= 2 * SPILL_SLICE_RECORDS)
+		write_batch_in_threads(batch, &run->file, key_words);
 	else
 	{
+		RunOutput	out = {&run->file, MemoryContextAlloc(batch->cxt, RUN_WRITE_BUFFER), 0};
+
 		for (size_t i = 0; i < batch->ntuples; i++)
 		{
 			if (i % RECORDS_PER_INTERRUPT_CHECK == 0)
 				CHECK_FOR_INTERRUPTS();
 			if (i + 16 < batch->ntuples)
 				gs_prefetch(batch->sorted[i + 16]);
-			write_record(tape, key_words,
+			write_record(&out, key_words,
 						 key_words ? batch->sorted_keys + i * key_words : NULL,
 						 batch->sorted[i]);
 		}
+		output_flush(&out);
+		pfree(out.buf);
 	}
-	run = add_run(runs);
-	run->tape = tape;
-	run->ntuples = batch->ntuples;
-	run->key_words = key_words;
-	run->layout_version = runs->sh->layout_version;
-	run->keys_order = batch->keys_order;
-	run->exact = runs->sh->layout.exact;
 	runs->runs_written++;
+	if (written_behind)
+		runs->runs_behind++;
+	runs->disk_bytes += run->file.size;
 	note_disk_use(runs);
+	return written_behind;
+}
+
+/* Whether no run is being written behind the backend any more. */
+bool
+runs_write_done(SortRuns *runs)
+{
+	return runs->writer == NULL ||
+		keythreads_group_done(runs->writer->pool, runs->writer->group);
+}
+
+/*
+ * Wait for the run written behind the backend, if any; after this its
+ * batch may go.  A failed write is reported here, in the backend.
+ */
+void
+runs_finish_write(SortRuns *runs)
+{
+	RunWriter  *w = runs->writer;
+
+	if (w == NULL)
+		return;
+	keythreads_wait(w->pool, w->group);
+	runs->writer = NULL;
+	release_writer_fd(w);
+	if (!w->finished)
+	{
+		errno = w->error ? w->error : EIO;
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not write to temporary file: %m")));
+	}
 }
 
 /* ---------------------------------------------------------------------
@@ -408,13 +692,14 @@ runs_write_batch(SortRuns *runs, SortBatch *batch)
  */
 
 /*
- * Make sure in's chunk holds the next `need` bytes of its tape unparsed,
+ * Make sure in's chunk holds the next `need` bytes of its run unparsed,
  * reading more (and keeping the bytes not parsed yet) as needed.
  */
 static void
 input_fill(MergeInput *in, Size need)
 {
 	Size		have = in->chunk_end - in->chunk_pos;
+	Size		more;
 
 	if (have >= need)
 		return;
@@ -432,11 +717,14 @@ input_fill(MergeInput *in, Size need)
 		memmove(in->chunk, in->chunk + in->chunk_pos, have);
 	in->chunk_pos = 0;
 	in->chunk_end = have;
-	in->chunk_end += LogicalTapeRead(in->tape, in->chunk + have, in->chunk_size - have);
-	if (in->chunk_end < need)
+	more = Min(in->chunk_size - have, (Size) (in->file.size - in->read_pos));
+	if (have + more < need)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("gpusort: unexpected end of data in a temporary file")));
+	run_file_read(&in->file, in->read_pos, in->chunk + have, more);
+	in->read_pos += more;
+	in->chunk_end += more;
 }
 
 /* Make in's next record current; false (and exhausted) at its end. */
@@ -447,7 +735,7 @@ input_advance(MergeInput *in)
 	Size		key_bytes;
 	const char *record;
 
-	if (in->tape == NULL)
+	if (!in->on_file)
 	{
 		if (in->mem_pos >= in->mem_n)
 		{
@@ -636,51 +924,55 @@ merge_next(SortRuns *runs, Merge *m)
 }
 
 /*
- * Set up in to read run's tape with buffer_size bytes of read buffers, half
- * logtape.c's and half its chunk; these and its record buffer live in cxt.
+ * Set up in to read run's file a chunk of buffer_size bytes at a time; the
+ * chunk and the record buffer live in cxt.
  */
 static void
-input_from_tape(MergeInput *in, RunTape *run, Size buffer_size, MemoryContext cxt)
+input_from_run(MergeInput *in, SortedRun *run, Size buffer_size, MemoryContext cxt)
 {
-	Size		tape_buffer = Max(buffer_size / 2 - (buffer_size / 2) % BLCKSZ, BLCKSZ);
-
 	memset(in, 0, sizeof(MergeInput));
 	in->cxt = cxt;
-	in->tape = run->tape;
+	in->on_file = true;
+	in->file = run->file;
+	in->read_pos = 0;
 	in->remaining = run->ntuples;
 	in->key_words = run->key_words;
 	in->layout_version = run->layout_version;
 	in->keys_order = run->keys_order;
 	in->exact = run->exact;
-	in->chunk_size = Max(buffer_size - tape_buffer, BLCKSZ);
+	in->chunk_size = Max(buffer_size, BLCKSZ);
 	in->chunk = MemoryContextAlloc(cxt, in->chunk_size);
-	LogicalTapeRewindForRead(run->tape, tape_buffer);
 }
 
 /*
- * Merge the n runs of group into one run on a new tape.  The tree and the
- * inputs' buffers live in the pass's own memory, which goes with it.
+ * Merge the n runs of group into one new run, which is returned; their
+ * files go.  The tree and the inputs' buffers live in the pass's own
+ * memory, which goes with it.
  */
-static RunTape
-merge_to_run(SortRuns *runs, RunTape *group, int n, Size buffer_size)
+static SortedRun
+merge_to_run(SortRuns *runs, SortedRun *group, int n, Size buffer_size)
 {
 	MemoryContext mergecxt = AllocSetContextCreate(runs->cxt, "GpuSort merge pass",
 												   ALLOCSET_DEFAULT_SIZES);
 	MemoryContext oldcxt = MemoryContextSwitchTo(mergecxt);
 	Merge		m = {0};
-	RunTape		out = {0};
+	SortedRun	out = {0};
+	RunOutput	output;
 	MergeInput *in;
 	int64		count = 0;
 
 	m.inputs = palloc(sizeof(MergeInput) * n);
 	m.ninputs = n;
 	for (int i = 0; i < n; i++)
-		input_from_tape(&m.inputs[i], &group[i], buffer_size, mergecxt);
+		input_from_run(&m.inputs[i], &group[i], buffer_size, mergecxt);
 	merge_start(runs, &m);
+	output.buf = palloc(RUN_WRITE_BUFFER);
+	output.used = 0;
 	MemoryContextSwitchTo(oldcxt);
 
 	/* the merged run keeps the keys where they decide in all its inputs */
-	out.tape = new_tape(runs);
+	run_file_create(&out.file);
+	output.file = &out.file;
 	out.key_words = m.keys_decide ? m.inputs[0].key_words : 0;
 	out.layout_version = m.inputs[0].layout_version;
 	out.keys_order = m.keys_decide;
@@ -689,12 +981,14 @@ merge_to_run(SortRuns *runs, RunTape *group, int n, Size buffer_size)
 	{
 		if (++count % RECORDS_PER_INTERRUPT_CHECK == 0)
 			CHECK_FOR_INTERRUPTS();
-		write_record(out.tape, out.key_words, in->key, in->tuple);
+		write_record(&output, out.key_words, in->key, in->tuple);
 	}
+	output_flush(&output);
 	out.ntuples = count;
-	for (int i = 0; i < n; i++)
-		LogicalTapeClose(group[i].tape);
+	runs->disk_bytes += out.file.size;
 	note_disk_use(runs);
+	for (int i = 0; i < n; i++)
+		close_run_file(runs, &group[i].file);
 	MemoryContextDelete(mergecxt);
 	return out;
 }
@@ -711,7 +1005,7 @@ read_buffer_size(Size merge_memory, int n)
 }
 
 /*
- * Merge runs in passes until the runs on tape and the batch held in memory
+ * Merge runs in passes until the runs in files and the batch held in memory
  * (last, if it holds records) fit one merge in merge_memory bytes of read
  * buffers; then start the final merge, on the fly or, for random access,
  * onto a tape of its own.
@@ -725,41 +1019,42 @@ runs_start_merge(SortRuns *runs, SortBatch *last, Size merge_memory,
 	Merge	   *m = &runs->final;
 
 	order = Max(order, 2);
+	Assert(runs->writer == NULL);
 	gpusort_fault_point(GPUSORT_PHASE_MERGE);
 
 	/* passes: groups of `order` runs into one, until one merge takes them all */
-	while (runs->ntapes + nmem > order)
+	while (runs->npending + nmem > order)
 	{
 		int			nout = 0;
 		int			want = order - nmem;	/* runs the final merge takes */
 
-		for (int first = 0; first < runs->ntapes;)
+		for (int first = 0; first < runs->npending;)
 		{
-			int			n = Min(order, runs->ntapes - first);
+			int			n = Min(order, runs->npending - first);
 
 			/* merge no more than needed: the rest may wait for the next pass */
-			if (nout + (runs->ntapes - first) <= want)
+			if (nout + (runs->npending - first) <= want)
 				n = 1;
 			if (n == 1)
-				runs->tapes[nout++] = runs->tapes[first];
+				runs->pending[nout++] = runs->pending[first];
 			else
-				runs->tapes[nout++] = merge_to_run(runs, &runs->tapes[first], n,
+				runs->pending[nout++] = merge_to_run(runs, &runs->pending[first], n,
 												   read_buffer_size(merge_memory, n));
 			first += n;
 		}
-		runs->ntapes = nout;
+		runs->npending = nout;
 		runs->merge_passes++;
 	}
 
 	/* the final merge */
-	m->ninputs = runs->ntapes + nmem;
+	m->ninputs = runs->npending + nmem;
 	m->inputs = MemoryContextAlloc(runs->cxt, sizeof(MergeInput) * Max(m->ninputs, 1));
-	for (int i = 0; i < runs->ntapes; i++)
-		input_from_tape(&m->inputs[i], &runs->tapes[i],
-						read_buffer_size(merge_memory, runs->ntapes), runs->cxt);
+	for (int i = 0; i < runs->npending; i++)
+		input_from_run(&m->inputs[i], &runs->pending[i],
+					   read_buffer_size(merge_memory, runs->npending), runs->cxt);
 	if (nmem)
 	{
-		MergeInput *in = &m->inputs[runs->ntapes];
+		MergeInput *in = &m->inputs[runs->npending];
 
 		memset(in, 0, sizeof(MergeInput));
 		in->mem_tuples = last->sorted;
@@ -770,7 +1065,7 @@ runs_start_merge(SortRuns *runs, SortBatch *last, Size merge_memory,
 		in->keys_order = last->keys_order;
 		in->exact = runs->sh->layout.exact;
 	}
-	runs->ntapes = 0;
+	runs->npending = 0;
 	merge_start(runs, m);
 	runs->merge_passes++;
 
@@ -785,7 +1080,10 @@ runs_start_merge(SortRuns *runs, SortBatch *last, Size merge_memory,
 		MergeInput *in;
 		int64		count = 0;
 
-		runs->result = new_tape(runs);
+		/* temp_tablespaces, as tuplesort.c does before its tapes */
+		PrepareTempTablespaces();
+		runs->tapeset = LogicalTapeSetCreate(false, NULL, -1);
+		runs->result = LogicalTapeCreate(runs->tapeset);
 		while ((in = merge_next(runs, m)) != NULL)
 		{
 			uint32		len = in->tuple->t_len;
@@ -796,10 +1094,11 @@ runs_start_merge(SortRuns *runs, SortBatch *last, Size merge_memory,
 			LogicalTapeWrite(runs->result, in->tuple, len);
 			LogicalTapeWrite(runs->result, &len, sizeof(len));
 		}
+		note_disk_use(runs);
 		for (int i = 0; i < m->ninputs; i++)
 		{
-			if (m->inputs[i].tape)
-				LogicalTapeClose(m->inputs[i].tape);
+			if (m->inputs[i].on_file)
+				close_run_file(runs, &m->inputs[i].file);
 		}
 		m->ninputs = 0;
 		runs->result_n = count;
@@ -905,6 +1204,12 @@ runs_written(SortRuns *runs)
 }
 
 int
+runs_written_behind(SortRuns *runs)
+{
+	return runs->runs_behind;
+}
+
+int
 runs_merge_passes(SortRuns *runs)
 {
 	return runs->merge_passes;
@@ -913,13 +1218,25 @@ runs_merge_passes(SortRuns *runs)
 int64
 runs_disk_kb(SortRuns *runs)
 {
-	return (int64) runs->max_blocks * (BLCKSZ / 1024);
+	return (int64) ((runs->max_disk_bytes + 1023) / 1024);
 }
 
-/* Close the tapes; their temporary files go. */
+/*
+ * Close the runs' files and the result's tape: their temporary files go.
+ * A run written behind the backend must be finished, or its batch gone.
+ */
 void
 runs_end(SortRuns *runs)
 {
+	for (int i = 0; i < runs->npending; i++)
+		close_run_file(runs, &runs->pending[i].file);
+	runs->npending = 0;
+	for (int i = 0; i < runs->final.ninputs; i++)
+	{
+		if (runs->final.inputs[i].on_file)
+			close_run_file(runs, &runs->final.inputs[i].file);
+	}
+	runs->final.ninputs = 0;
 	if (runs->tapeset)
 		LogicalTapeSetClose(runs->tapeset);
 	runs->tapeset = NULL;
