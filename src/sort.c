@@ -20,14 +20,14 @@
  * planner's estimate of the input says so, so that the last batch, which
  * is never written, is a full one (balance_runs).
  *
- * With gpusort.write_behind, a run is written by one of its batch's key
- * threads while the backend loads the next batch: the batch is moved aside
+ * With gpusort.write_behind, a run is written by its batch's key threads
+ * while the backend loads the next batch: the batch is moved aside
  * (`writing`) and freed when its run is written, and until then the next
  * batch may hold only what the budget leaves beside it.  So that it has
  * room to load meanwhile, a batch that will not take the rest of the input
- * is spilled at seven eighths of what it may hold (spill_early); with the
- * eighth that later batches leave to the merge, the next batch has a
- * quarter of the budget to load into while the run is written, and waits
+ * is spilled at seven eighths of what a batch may hold once runs exist
+ * (spill_early), about 77% of the budget, so that the next batch has about
+ * a ninth of the budget to load into while the run is written; it waits
  * for the writer only when it has filled that.  At most one run is
  * written at a time.  At the end of the input:
  *	- if nothing was written, the batch is sorted and its tuples are
@@ -331,15 +331,24 @@ static bool
 spill_early(Gpusortstate *state, Size held)
 {
 	SortBatch  *batch = &state->batch;
-	Size		room = batch->limit + state->writing_held;
+	Size		full = batch->limit + state->writing_held;
+	Size		room = full;
 	double		remaining = state->sh.expected_rows - (double) state->tuples_put;
 
+	/*
+	 * The first batch is measured against what batches may hold once runs
+	 * exist (less the merge's eighth), or the next one would have no room;
+	 * but it is kept whole if the rest fits into all it may hold.
+	 */
+	if (state->runs == NULL)
+		room -= room / 8;
 	if (!gpusort_write_behind || batch->ntuples < RUN_WRITE_BEHIND_MIN_RECORDS ||
-		held < room - room / WRITE_BEHIND_ROOM || batch_key_threads(batch) == 0)
+		held < room - room / WRITE_BEHIND_ROOM || held >= full ||
+		batch_key_threads(batch) == 0)
 		return false;
 	if (remaining <= 0)
 		return state->runs != NULL;
-	return remaining * ((double) held / (double) batch->ntuples) > (double) (room - held);
+	return remaining * ((double) held / (double) batch->ntuples) > (double) (full - held);
 }
 
 /*

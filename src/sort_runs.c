@@ -26,8 +26,8 @@
  * the comparators.
  *
  * A run is written either by the backend, with the batch's key threads
- * serializing its records, or *behind* the backend: one key thread
- * serializes and writes it while the backend goes on loading the next batch
+ * serializing its records, or *behind* the backend: the key threads
+ * serialize and write it while the backend goes on loading the next batch
  * (runs_write_batch, runs_finish_write); sort.c keeps the batch until then.
  *
  * The last batch is not written: it stays in memory and is one input of
@@ -50,7 +50,6 @@
 #include "access/htup_details.h"
 #include "commands/tablespace.h"
 #include "miscadmin.h"
-#include "port/atomics.h"
 #include "utils/logtape.h"
 #include "utils/memutils.h"
 
@@ -423,28 +422,40 @@ write_batch_in_threads(SortBatch *batch, RunFile *file, int key_words)
 }
 
 /*
- * A run written behind the backend: one key thread serializes the batch's
- * sorted records into buf and writes them with pwrite() into the extent
- * that the backend reserved (run_file.c), while the backend loads the next
- * batch.  It lives in the batch's memory, which sort.c keeps until
- * runs_finish_write; the thread's descriptor is closed there or, after an
- * error, by release_writer_fd when that memory goes, after the batch's key
- * threads have been joined (they belong to a child of that memory).
+ * A run written behind the backend: the batch's key threads serialize its
+ * sorted records and write them with pwrite() into the extent that the
+ * backend reserved (run_file.c), while the backend loads the next batch.
+ * The run is cut into parts of consecutive records, one task each; each
+ * part's bytes are measured first, so that every part knows where it
+ * starts in the file and all are written at once, as fast as the backend
+ * writes a run with the same threads.  The writer lives in the batch's
+ * memory, which sort.c keeps until runs_finish_write; the threads'
+ * descriptor is closed there or, after an error, by release_writer_fd when
+ * that memory goes, after the batch's key threads have been joined (they
+ * belong to a child of that memory).
  */
-#define RUN_WRITER_BUFFER	((Size) 4 * 1024 * 1024)
+#define RUN_WRITER_BUFFER	((Size) 1024 * 1024)
+#define RUN_WRITER_PARTS	16
+
+typedef struct RunWriterPart
+{
+	size_t		from;			/* its records: [from, to) */
+	size_t		to;
+	off_t		offset;			/* where its bytes go */
+	Size		bytes;
+	char	   *buf;
+	int			error;			/* errno of a failed write, or 0 */
+	bool		finished;		/* every record was written */
+} RunWriterPart;
 
 struct RunWriter
 {
 	MinimalTuple *sorted;
 	const uint64 *keys;
 	int			key_words;
-	size_t		n;
-	int			fd;				/* the thread's descriptor, or -1 */
-	off_t		offset;			/* where the extent starts */
-	Size		bytes;			/* and its length */
-	char	   *buf;
-	int			error;			/* errno of a failed write, or 0 */
-	bool		finished;		/* every record was written */
+	int			fd;				/* the threads' descriptor, or -1 */
+	int			nparts;
+	RunWriterPart parts[RUN_WRITER_PARTS];
 	KeyThreadPool *pool;
 	KeyTaskGroup *group;
 	MemoryContextCallback release;
@@ -459,95 +470,100 @@ release_writer_fd(void *arg)
 	w->fd = -1;
 }
 
-/* bytes of the records of a batch's sorted tuples, summed by the threads */
-typedef struct RunMeasure
-{
-	MinimalTuple *sorted;
-	Size		fixed;			/* each record's length word and key */
-	pg_atomic_uint64 bytes;
-} RunMeasure;
-
+/* a task: the bytes of parts [from, to) */
 static bool
-measure_run(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+measure_parts(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 {
-	RunMeasure *m = (RunMeasure *) arg;
-	uint64		bytes = 0;
+	RunWriter  *w = (RunWriter *) arg;
+	Size		fixed = sizeof(uint32) + w->key_words * sizeof(uint64);
 
-	for (size_t i = from; i < to; i++)
+	for (size_t p = from; p < to; p++)
 	{
-		if (i + 16 < to)
-			gs_prefetch(m->sorted[i + 16]);
-		bytes += m->fixed + TAPE_TUPLE_BYTES(m->sorted[i]);
+		RunWriterPart *part = &w->parts[p];
+		Size		bytes = 0;
+
+		for (size_t i = part->from; i < part->to; i++)
+		{
+			if (i + 16 < part->to)
+				gs_prefetch(w->sorted[i + 16]);
+			bytes += fixed + TAPE_TUPLE_BYTES(w->sorted[i]);
+		}
+		part->bytes = bytes;
 	}
-	pg_atomic_fetch_add_u64(&m->bytes, bytes);
 	return true;
 }
 
-/* the writer's buffer, written out at *offset; false if the write failed */
+/* the part's buffer, written out at *offset; false if the write failed */
 static bool
-writer_flush(RunWriter *w, off_t *offset, Size *used)
+part_flush(RunWriter *w, RunWriterPart *part, off_t *offset, Size *used)
 {
 	if (*used > 0)
-		w->error = run_file_pwrite(w->fd, *offset, w->buf, *used);
+		part->error = run_file_pwrite(w->fd, *offset, part->buf, *used);
 	*offset += *used;
 	*used = 0;
-	return w->error == 0;
+	return part->error == 0;
 }
 
-/* the task: every record of the run, in order (from and to are unused) */
+/* a task: serialize and write parts [from, to) */
 static bool
-write_run_behind(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+write_parts(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 {
 	RunWriter  *w = (RunWriter *) arg;
 	Size		key_bytes = w->key_words * sizeof(uint64);
-	off_t		offset = w->offset;
-	Size		used = 0;
 
-	for (size_t i = 0; i < w->n; i++)
+	for (size_t p = from; p < to; p++)
 	{
-		MinimalTuple tuple = w->sorted[i];
-		Size		tuple_bytes = TAPE_TUPLE_BYTES(tuple);
-		uint32		len = key_bytes + tuple_bytes;
-		Size		need = sizeof(len) + len;
-		char	   *p;
+		RunWriterPart *part = &w->parts[p];
+		off_t		offset = part->offset;
+		Size		used = 0;
 
-		if (i + 16 < w->n)
-			gs_prefetch(w->sorted[i + 16]);
-		if (used + need > RUN_WRITER_BUFFER)
+		for (size_t i = part->from; i < part->to; i++)
 		{
-			/* the sort may be ending: give up between buffers */
-			if (key_build_stopped(ctx) || !writer_flush(w, &offset, &used))
-				return true;
-			if (need > RUN_WRITER_BUFFER)
+			MinimalTuple tuple = w->sorted[i];
+			Size		tuple_bytes = TAPE_TUPLE_BYTES(tuple);
+			uint32		len = key_bytes + tuple_bytes;
+			Size		need = sizeof(len) + len;
+			char	   *q;
+
+			if (i + 16 < part->to)
+				gs_prefetch(w->sorted[i + 16]);
+			if (used + need > RUN_WRITER_BUFFER)
 			{
-				/* a record larger than the buffer: its tuple goes directly */
-				memcpy(w->buf, &len, sizeof(len));
-				if (key_bytes > 0)
-					memcpy(w->buf + sizeof(len), w->keys + i * w->key_words, key_bytes);
-				used = sizeof(len) + key_bytes;
-				if (!writer_flush(w, &offset, &used))
+				/* the sort may be ending: give up between buffers */
+				if (key_build_stopped(ctx) || !part_flush(w, part, &offset, &used))
 					return true;
-				w->error = run_file_pwrite(w->fd, offset, TAPE_TUPLE_DATA(tuple), tuple_bytes);
-				if (w->error != 0)
-					return true;
-				offset += tuple_bytes;
-				continue;
+				if (need > RUN_WRITER_BUFFER)
+				{
+					/* a record larger than the buffer: its tuple goes directly */
+					memcpy(part->buf, &len, sizeof(len));
+					if (key_bytes > 0)
+						memcpy(part->buf + sizeof(len), w->keys + i * w->key_words, key_bytes);
+					used = sizeof(len) + key_bytes;
+					if (!part_flush(w, part, &offset, &used))
+						return true;
+					part->error = run_file_pwrite(w->fd, offset, TAPE_TUPLE_DATA(tuple),
+												  tuple_bytes);
+					if (part->error != 0)
+						return true;
+					offset += tuple_bytes;
+					continue;
+				}
 			}
+			q = part->buf + used;
+			memcpy(q, &len, sizeof(len));
+			if (key_bytes > 0)
+				memcpy(q + sizeof(len), w->keys + i * w->key_words, key_bytes);
+			memcpy(q + sizeof(len) + key_bytes, TAPE_TUPLE_DATA(tuple), tuple_bytes);
+			used += need;
 		}
-		p = w->buf + used;
-		memcpy(p, &len, sizeof(len));
-		if (key_bytes > 0)
-			memcpy(p + sizeof(len), w->keys + i * w->key_words, key_bytes);
-		memcpy(p + sizeof(len) + key_bytes, TAPE_TUPLE_DATA(tuple), tuple_bytes);
-		used += need;
+		if (!part_flush(w, part, &offset, &used))
+			return true;
+		/* the part was measured from the same records: it must be full */
+		if (offset != part->offset + (off_t) part->bytes)
+			part->error = EIO;
+		else
+			part->finished = true;
 	}
-	if (!writer_flush(w, &offset, &used))
-		return true;
-	/* the extent was measured from the same records: it must be full */
-	if (offset != w->offset + (off_t) w->bytes)
-		w->error = EIO;
-	else
-		w->finished = true;
 	return true;
 }
 
@@ -559,7 +575,9 @@ static bool
 start_write_behind(SortRuns *runs, SortBatch *batch, SortedRun *run, int key_words)
 {
 	RunWriter  *w;
-	RunMeasure	m;
+	size_t		n = batch->ntuples;
+	off_t		offset;
+	Size		total = 0;
 
 	/* a batch whose keys the backend encoded as it loaded has no threads yet */
 	if (batch->pool == NULL && batch_key_threads(batch) > 0)
@@ -574,28 +592,37 @@ start_write_behind(SortRuns *runs, SortBatch *batch, SortedRun *run, int key_wor
 	w->release.arg = w;
 	MemoryContextRegisterResetCallback(batch->cxt, &w->release);
 
-	/* the run's length, to reserve its extent in the backend */
-	m.sorted = batch->sorted;
-	m.fixed = sizeof(uint32) + key_words * sizeof(uint64);
-	pg_atomic_init_u64(&m.bytes, 0);
-	keythreads_parallel_for(batch->pool, measure_run, &m, batch->ntuples,
-							SPILL_TASK_RECORDS * 16);
-	w->bytes = (Size) pg_atomic_read_u64(&m.bytes);
-	w->offset = run_file_reserve(&run->file, w->bytes);
-
 	w->sorted = batch->sorted;
 	w->keys = key_words ? batch->sorted_keys : NULL;
 	w->key_words = key_words;
-	w->n = batch->ntuples;
-	w->buf = MemoryContextAllocHuge(batch->cxt, RUN_WRITER_BUFFER);
+	w->nparts = Min(keythreads_count(batch->pool), RUN_WRITER_PARTS);
+	for (int p = 0; p < w->nparts; p++)
+	{
+		w->parts[p].from = n * p / w->nparts;
+		w->parts[p].to = n * (p + 1) / w->nparts;
+	}
+
+	/* each part's length, to reserve the run's extent in the backend */
+	keythreads_parallel_for(batch->pool, measure_parts, w, w->nparts, 1);
+	for (int p = 0; p < w->nparts; p++)
+		total += w->parts[p].bytes;
+	offset = run_file_reserve(&run->file, total);
+	for (int p = 0; p < w->nparts; p++)
+	{
+		w->parts[p].offset = offset;
+		offset += w->parts[p].bytes;
+		w->parts[p].buf = MemoryContextAlloc(batch->cxt, RUN_WRITER_BUFFER);
+	}
+
 	w->pool = batch->pool;
 	w->group = keythreads_group_create(batch->pool);
-	keythreads_submit(batch->pool, w->group, write_run_behind, w, 0, 1);
+	for (int p = 0; p < w->nparts; p++)
+		keythreads_submit(batch->pool, w->group, write_parts, w, p, p + 1);
 
 	/*
-	 * One thread writes; the others sleep.  The pool is not counted among
-	 * the server's sorts with key threads, so that the next batch's own
-	 * threads get this sort's share.
+	 * The pool is not counted among the server's sorts with key threads
+	 * while it writes, so that the next batch's own threads get this sort's
+	 * share: the writer's threads spend most of their time in the kernel.
 	 */
 	keythreads_idle(batch->pool);
 	runs->writer = w;
@@ -677,12 +704,15 @@ runs_finish_write(SortRuns *runs)
 	keythreads_wait(w->pool, w->group);
 	runs->writer = NULL;
 	release_writer_fd(w);
-	if (!w->finished)
+	for (int p = 0; p < w->nparts; p++)
 	{
-		errno = w->error ? w->error : EIO;
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not write to temporary file: %m")));
+		if (!w->parts[p].finished)
+		{
+			errno = w->parts[p].error ? w->parts[p].error : EIO;
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not write to temporary file: %m")));
+		}
 	}
 }
 
