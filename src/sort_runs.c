@@ -642,7 +642,6 @@ runs_write_batch(SortRuns *runs, SortBatch *batch, bool behind)
 	bool		written_behind = false;
 
 	Assert(runs->writer == NULL);
-	gpusort_fault_point(GPUSORT_PHASE_SPILL);
 	run = add_run(runs);
 	run->ntuples = batch->ntuples;
 	run->key_words = key_words;
@@ -652,6 +651,9 @@ runs_write_batch(SortRuns *runs, SortBatch *batch, bool behind)
 
 	if (behind && batch->ntuples >= RUN_WRITE_BEHIND_MIN_RECORDS)
 		written_behind = start_write_behind(runs, batch, run, key_words);
+
+	/* an injected fault: with a run written behind, while the threads write */
+	gpusort_fault_point(GPUSORT_PHASE_SPILL);
 	if (written_behind)
 		;
 	else if (batch->pool && keythreads_count(batch->pool) > 0 &&

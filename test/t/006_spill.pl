@@ -12,7 +12,10 @@
 #  4. a statement_timeout and a pg_cancel_backend() while a run is being
 #     written (delay:spill) and while runs are merged (delay:merge) cancel
 #     the query, and no temporary file stays;
-#  5. the server log has no leak or resource WARNING and no crash.
+#  5. runs written behind the load: the same rows, temp_file_limit's
+#     error, and a cancel while the key threads write a run, with no
+#     temporary file left;
+#  6. the server log has no leak or resource WARNING and no crash.
 use strict;
 use warnings;
 
@@ -46,6 +49,42 @@ sub temp_files
 		closedir($dh);
 	}
 	return scalar @files;
+}
+
+# pg_cancel_backend from another session, once its sort is held in $phase
+# (after $setup); no temporary file may stay, and the session then sorts
+# right.  With $files_meanwhile, the held sort must hold temporary files.
+sub cancel_held
+{
+	my ($phase, $setup, $query, $native, $what, $files_meanwhile) = @_;
+	my $offset = -s $node->logfile;
+	my $bg = $node->background_psql('postgres', on_error_stop => 0);
+	my $pid = $bg->query_safe('SELECT pg_backend_pid()');
+	$bg->query_until(qr/started/,
+		"$setup SET gpusort.inject_fault = 'delay:$phase:60000';\n\\echo started\n$query;\n");
+	my $held = 0;
+	for (my $i = 0; $i < 1000 && !$held; $i++)
+	{
+		$held = slurp_file($node->logfile, $offset) =~ /injected delay of 60000 ms in the $phase phase/;
+		usleep(20_000) unless $held;
+	}
+	ok($held, "$phase: the sort is held $what");
+	cmp_ok(temp_files(), '>', 0, "$phase: it holds temporary files meanwhile")
+	  if $files_meanwhile;
+	is($node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)"), 't', "$phase: pg_cancel_backend");
+	my $gone = 0;
+	for (my $i = 0; $i < 1000 && !$gone; $i++)
+	{
+		$gone = $node->safe_psql('postgres',
+			"SELECT count(*) FROM pg_stat_activity WHERE pid = $pid AND state = 'active'") eq '0';
+		usleep(20_000) unless $gone;
+	}
+	ok($gone, "$phase: the query ended");
+	is(temp_files(), 0, "$phase: no temporary file left after the cancel");
+	is($bg->query("RESET gpusort.inject_fault; $query"), $native,
+		"$phase: the same session then sorts correctly");
+	like($bg->{stderr}, qr/canceling statement due to user request/, "$phase: the sort was cancelled");
+	$bg->quit;
 }
 
 my $query = q{SELECT md5(string_agg(k || ':' || id, ',')), count(*) FROM (SELECT k, id FROM big ORDER BY k, id) x};
@@ -95,37 +134,31 @@ for my $phase ('spill', 'merge')
 		"$phase: statement_timeout cancelled the sort");
 	is(temp_files(), 0, "$phase: no temporary file left after statement_timeout");
 
-	# pg_cancel_backend from another session, once the sort is held
-	$offset = -s $node->logfile;
-	my $bg = $node->background_psql('postgres', on_error_stop => 0);
-	my $pid = $bg->query_safe('SELECT pg_backend_pid()');
-	$bg->query_until(qr/started/, "SET gpusort.inject_fault = 'delay:$phase:60000';\n\\echo started\n$query;\n");
-	my $held = 0;
-	for (my $i = 0; $i < 1000 && !$held; $i++)
-	{
-		$held = slurp_file($node->logfile, $offset) =~ /injected delay of 60000 ms in the $phase phase/;
-		usleep(20_000) unless $held;
-	}
-	ok($held, "$phase: the sort is held " . ($phase eq 'spill' ? 'writing a run' : 'merging'));
-	cmp_ok(temp_files(), '>', 0, "$phase: it holds temporary files meanwhile")
-	  if $phase eq 'merge';
-	is($node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)"), 't', "$phase: pg_cancel_backend");
-	my $gone = 0;
-	for (my $i = 0; $i < 1000 && !$gone; $i++)
-	{
-		$gone = $node->safe_psql('postgres',
-			"SELECT count(*) FROM pg_stat_activity WHERE pid = $pid AND state = 'active'") eq '0';
-		usleep(20_000) unless $gone;
-	}
-	ok($gone, "$phase: the query ended");
-	is(temp_files(), 0, "$phase: no temporary file left after the cancel");
-	is($bg->query("RESET gpusort.inject_fault; $query"), $native,
-		"$phase: the same session then sorts correctly");
-	like($bg->{stderr}, qr/canceling statement due to user request/, "$phase: the sort was cancelled");
-	$bg->quit;
+	cancel_held($phase, '', $query, $native,
+		$phase eq 'spill' ? 'writing a run' : 'merging', $phase eq 'merge');
 }
 
-# 5. the log
+# 5. runs written behind the load (gpusort.write_behind): 700k rows under
+# 24 MB with two key threads write runs of more than 128k records, which
+# the threads write while the backend loads on
+$node->safe_psql('postgres',
+	'CREATE TABLE wb AS SELECT g AS id, hashint4(g) % 100000 AS k FROM generate_series(1, 700000) g; ANALYZE wb');
+my $wb_setup = "SET gpusort.max_memory = '24MB'; SET gpusort.key_threads = 2;";
+my $wb_query = q{SELECT md5(string_agg(k || ':' || id, ',')), count(*) FROM (SELECT k, id FROM wb ORDER BY k, id) x};
+my $wb_native = $node->safe_psql('postgres', "SET gpusort.enabled = off; $wb_query");
+$plan = $node->safe_psql('postgres',
+	"$wb_setup EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF) SELECT k, id FROM wb ORDER BY k, id");
+my ($behind) = $plan =~ /Runs Written Behind: (\d+)/;
+cmp_ok($behind // 0, '>', 0, "write behind: runs written behind the load (" . ($behind // 0) . ")");
+is($node->safe_psql('postgres', "$wb_setup $wb_query"), $wb_native,
+	'write behind: same rows in the same order as Sort');
+($ret, $stdout, $stderr) = $node->psql('postgres', "$wb_setup SET temp_file_limit = '2MB'; $wb_query");
+like($stderr, qr/temporary file size exceeds "?temp_file_limit"? \(2048kB\)/,
+	'write behind: temp_file_limit, with PostgreSQL\'s own error');
+is(temp_files(), 0, 'write behind: temp_file_limit: no temporary file left');
+cancel_held('spill', $wb_setup, $wb_query, $wb_native, 'while the key threads write a run', 1);
+
+# 6. the log
 $node->stop;
 $log = slurp_file($node->logfile);
 unlike($log, qr/leak|WARNING/, 'no leak or resource warning in the server log');
