@@ -171,14 +171,15 @@ SELECT count(*) AS temp_files_left FROM pg_ls_tmpdir();
 -- temp_file_limit holds the runs as it holds Sort's: PostgreSQL's error
 -- (its message without the quotes that 18 puts around the setting's
 -- name), and no file left
-SET temp_file_limit = '1MB';
-DO $$
+CREATE FUNCTION gs.temp_limit_error(q text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM count(*) FROM (SELECT k, s FROM gs_fb ORDER BY k) x;
-  RAISE EXCEPTION 'the sort ended within temp_file_limit';
+  EXECUTE 'SELECT count(*) FROM (' || q || ') x';
+  RETURN 'the sort ended within temp_file_limit';
 EXCEPTION WHEN configuration_limit_exceeded THEN
-  RAISE NOTICE '%', replace(SQLERRM, '"', '');
+  RETURN replace(SQLERRM, '"', '');
 END $$;
+SET temp_file_limit = '1MB';
+SELECT temp_limit_error('SELECT k, s FROM gs_fb ORDER BY k');
 RESET temp_file_limit;
 SELECT count(*) AS temp_files_left FROM pg_ls_tmpdir();
 
@@ -237,13 +238,7 @@ RESET gpusort.write_behind;
 -- behind: PostgreSQL's errors, and no temporary file left
 SELECT count(*) FROM (SELECT k FROM gs_spill_big ORDER BY k, 1 / (id - 650000)) x;
 SET temp_file_limit = '2MB';
-DO $$
-BEGIN
-  PERFORM count(*) FROM (SELECT k, id FROM gs_spill_big ORDER BY k) x;
-  RAISE EXCEPTION 'the sort ended within temp_file_limit';
-EXCEPTION WHEN configuration_limit_exceeded THEN
-  RAISE NOTICE '%', replace(SQLERRM, '"', '');
-END $$;
+SELECT temp_limit_error('SELECT k, id FROM gs_spill_big ORDER BY k');
 RESET temp_file_limit;
 SELECT count(*) AS temp_files_left FROM pg_ls_tmpdir();
 RESET gpusort.key_threads;

@@ -320,12 +320,13 @@ spill_batch(Gpusortstate *state)
  * room to load while this one's run is written behind the backend: a batch
  * that holds all but WRITE_BEHIND_ROOM of what it may hold (once a run
  * being written is done) is spilled there if the rest of the input will not
- * fit beside it.  A run is written several times faster than the backend
- * loads one (on the GPU host, 50M rows of (int8, text): runs of 1.9 GB
- * written in 0.6 s, the load 6.7 s), so little room keeps the load going;
- * more would mean more runs, and a merge of more inputs.  The rest is the planner's estimate less what was put; past the
- * estimate, the input is taken to go on if runs were written already, and
- * to end soon if none was.
+ * fit beside it.  The rest is the planner's estimate less what was put;
+ * past the estimate, the input is taken to go on if runs were written
+ * already, and to end soon if none was.  A run is written several times
+ * faster than the backend loads one (on the GPU host, 50M rows of (int8,
+ * text): runs of 1.9 GB written in 0.6 s, the load 6.7 s), so little room
+ * keeps the load going; more would mean more runs, and a merge of more
+ * inputs.
  */
 static bool
 spill_early(Gpusortstate *state, Size held)

@@ -36,12 +36,13 @@
  * merged in groups into longer runs, pass after pass, as tuplesort.c does.
  * The final merge then runs on the fly as the executor fetches: a tree of
  * losers over the inputs' current records, nothing written twice; runs
- * are read a chunk at a time, and records parsed from the chunk, and each
- * run's file goes once it has been read.  Where the plan needs random
- * access (backward scan, mark/restore, rewind), the final merge is instead
- * written to a logical tape of logtape.c, whose records carry their
- * length at both ends so that it can be read backwards, and which is
- * frozen so that it can be read again.
+ * are read a chunk at a time, and records parsed from the chunk.  A merge
+ * pass removes its inputs' files when it is done, the final merge when
+ * the sort ends (or, with random access, once it has written its result).
+ * Where the plan needs random access (backward scan, mark/restore,
+ * rewind), the final merge is instead written to a logical tape of
+ * logtape.c, whose records carry their length at both ends so that it can
+ * be read backwards, and which is frozen so that it can be read again.
  *
  *-------------------------------------------------------------------------
  */
