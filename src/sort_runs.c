@@ -315,18 +315,37 @@ typedef struct SpillSlice
 	Size		buflen;
 } SpillSlice;
 
+/* bytes of a record in a run: its length, its key (key_bytes), its tuple */
+static inline Size
+record_bytes(MinimalTuple tuple, Size key_bytes)
+{
+	return sizeof(uint32) + key_bytes + TAPE_TUPLE_BYTES(tuple);
+}
+
+/* Serialize one record at p, in record_bytes() bytes. */
+static inline void
+put_record(char *p, const uint64 *key, Size key_bytes, MinimalTuple tuple)
+{
+	uint32		len = key_bytes + TAPE_TUPLE_BYTES(tuple);
+
+	memcpy(p, &len, sizeof(len));
+	if (key_bytes > 0)
+		memcpy(p + sizeof(len), key, key_bytes);
+	memcpy(p + sizeof(len) + key_bytes, TAPE_TUPLE_DATA(tuple), TAPE_TUPLE_BYTES(tuple));
+}
+
 /* a task: the sizes of records [from, to) of a slice, in offsets[i + 1] */
 static bool
 measure_records(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 {
 	SpillSlice *sl = (SpillSlice *) arg;
-	Size		fixed = sizeof(uint32) + sl->key_words * sizeof(uint64);
+	Size		key_bytes = sl->key_words * sizeof(uint64);
 
 	for (size_t i = from; i < to; i++)
 	{
 		if (i + 16 < to)
 			gs_prefetch(sl->sorted[i + 16]);
-		sl->offsets[i + 1] = fixed + TAPE_TUPLE_BYTES(sl->sorted[i]);
+		sl->offsets[i + 1] = record_bytes(sl->sorted[i], key_bytes);
 	}
 	return true;
 }
@@ -340,16 +359,11 @@ serialize_records(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 
 	for (size_t i = from; i < to; i++)
 	{
-		MinimalTuple tuple = sl->sorted[i];
-		char	   *p = sl->buf + sl->offsets[i];
-		uint32		len = key_bytes + TAPE_TUPLE_BYTES(tuple);
-
 		if (i + 16 < to)
 			gs_prefetch(sl->sorted[i + 16]);
-		memcpy(p, &len, sizeof(len));
-		if (key_bytes > 0)
-			memcpy(p + sizeof(len), sl->keys + i * sl->key_words, key_bytes);
-		memcpy(p + sizeof(len) + key_bytes, TAPE_TUPLE_DATA(tuple), TAPE_TUPLE_BYTES(tuple));
+		put_record(sl->buf + sl->offsets[i],
+				   sl->keys ? sl->keys + i * sl->key_words : NULL, key_bytes,
+				   sl->sorted[i]);
 	}
 	return true;
 }
@@ -476,7 +490,7 @@ static bool
 measure_parts(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 {
 	RunWriter  *w = (RunWriter *) arg;
-	Size		fixed = sizeof(uint32) + w->key_words * sizeof(uint64);
+	Size		key_bytes = w->key_words * sizeof(uint64);
 
 	for (size_t p = from; p < to; p++)
 	{
@@ -487,7 +501,7 @@ measure_parts(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 		{
 			if (i + 16 < part->to)
 				gs_prefetch(w->sorted[i + 16]);
-			bytes += fixed + TAPE_TUPLE_BYTES(w->sorted[i]);
+			bytes += record_bytes(w->sorted[i], key_bytes);
 		}
 		part->bytes = bytes;
 	}
@@ -521,10 +535,7 @@ write_parts(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 		for (size_t i = part->from; i < part->to; i++)
 		{
 			MinimalTuple tuple = w->sorted[i];
-			Size		tuple_bytes = TAPE_TUPLE_BYTES(tuple);
-			uint32		len = key_bytes + tuple_bytes;
-			Size		need = sizeof(len) + len;
-			char	   *q;
+			Size		need = record_bytes(tuple, key_bytes);
 
 			if (i + 16 < part->to)
 				gs_prefetch(w->sorted[i + 16]);
@@ -535,6 +546,9 @@ write_parts(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 					return true;
 				if (need > RUN_WRITER_BUFFER)
 				{
+					Size		tuple_bytes = TAPE_TUPLE_BYTES(tuple);
+					uint32		len = key_bytes + tuple_bytes;
+
 					/* a record larger than the buffer: its tuple goes directly */
 					memcpy(part->buf, &len, sizeof(len));
 					if (key_bytes > 0)
@@ -550,11 +564,8 @@ write_parts(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 					continue;
 				}
 			}
-			q = part->buf + used;
-			memcpy(q, &len, sizeof(len));
-			if (key_bytes > 0)
-				memcpy(q + sizeof(len), w->keys + i * w->key_words, key_bytes);
-			memcpy(q + sizeof(len) + key_bytes, TAPE_TUPLE_DATA(tuple), tuple_bytes);
+			put_record(part->buf + used, w->keys ? w->keys + i * w->key_words : NULL,
+					   key_bytes, tuple);
 			used += need;
 		}
 		if (!part_flush(w, part, &offset, &used))
