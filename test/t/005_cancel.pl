@@ -4,9 +4,10 @@
 # enters PHASE (load, encode, sort, resolve, emit) and logs "injected delay
 # ... in the PHASE phase", so that an interrupt lands in that phase, not
 # just somewhere in the query.  Checked:
-#  1. in one session, for every phase, twice: statement_timeout (2 s, long
-#     enough for the sort to reach the phase on a busy machine) and
-#     pg_cancel_backend() end the query at once with the usual error,
+#  1. in one session, for every phase, twice: statement_timeout (at least
+#     2 s, and three times what the whole query takes undelayed here plus a
+#     second, so that the sort reaches the phase even on a busy machine with
+#     every sort spilling) and pg_cancel_backend() end the query at once with the usual error,
 #     in that phase (the log line of the session's pid), and the same
 #     session then sorts correctly (compared with PostgreSQL's Sort) -- 20
 #     cancels in all;
@@ -88,6 +89,22 @@ chomp $pid;
 like($pid, qr/^\d+$/, 'session started');
 my ($result) = session_wait(session_send("$check;"));
 is($result, "$native\n", 'the session sorts correctly');
+
+# statement_timeout must outlast the way to the last phase, which with every
+# sort spilling and a busy machine can take more than the 2 s that suffice
+# elsewhere; and must stay well under the 20 s allowed for "at once"
+my $undelayed = 0;
+for (1 .. 2)
+{
+	my $t0 = time();
+	session_wait(session_send("$query;"));
+	my $secs = time() - $t0;
+	$undelayed = $secs if $secs > $undelayed;
+}
+my $timeout_ms = int(1000 * (3 * $undelayed + 1));
+$timeout_ms = 2000 if $timeout_ms < 2000;
+$timeout_ms = 12000 if $timeout_ms > 12000;
+note sprintf("the query takes %.2f s undelayed; statement_timeout = %d ms", $undelayed, $timeout_ms);
 my $gpu_baseline = gpu_used_mib();
 note "GPU memory used after the first sort: $gpu_baseline MiB" if defined $gpu_baseline;
 
@@ -106,7 +123,7 @@ for my $round (1 .. 2)
 			{
 				($o, $e) = session_wait(session_send(
 					"SET gpusort.inject_fault = 'delay:$phase:60000';\n"
-					  . "SET statement_timeout = '2s';\n$query;\n"
+					  . "SET statement_timeout = '${timeout_ms}ms';\n$query;\n"
 					  . "RESET statement_timeout;\nRESET gpusort.inject_fault;"), 1);
 				like($e, qr/canceling statement due to statement timeout/,
 					"$phase, round $round: statement_timeout cancelled the sort");
