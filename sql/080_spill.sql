@@ -13,7 +13,7 @@
 --   that rescans the sort (rewinding the merged result), a correlated
 --   subquery (sorting again for each outer row), and a SCROLL cursor
 --   (backward over the merged result), all compared with PostgreSQL's
---   Sort;
+--   Sort; a run's file goes as soon as the final merge has read it;
 -- * keys that change between runs (a NULL first seen in a late run),
 --   libc and ICU collations, numeric, and batches that comparators order
 --   (cpu_alloc) merged with others;
@@ -106,6 +106,19 @@ SELECT cursor_log('SELECT k, id FROM gs_fb WHERE id <= 50000 ORDER BY k, id',
                   ARRAY['FETCH 3', 'FETCH BACKWARD 2', 'FETCH LAST', 'FETCH BACKWARD 3', 'FETCH ABSOLUTE 25000',
                          'MOVE RELATIVE -10', 'FETCH 2', 'FETCH ABSOLUTE 1', 'FETCH PRIOR', 'FETCH NEXT',
                          'MOVE LAST', 'FETCH NEXT', 'FETCH PRIOR']) AS gpusort_spilled;
+
+-- the final merge removes a run's file as soon as it has read the run to
+-- its end: the rows lie in id order, so each run holds ids of its own, and
+-- three quarters through a NO SCROLL cursor the first runs' files are gone
+BEGIN;
+DECLARE gs_part NO SCROLL CURSOR FOR SELECT id, s FROM gs_fb ORDER BY id;
+FETCH 1 FROM gs_part;
+SELECT count(*) AS files_at_first_row FROM pg_ls_tmpdir() \gset
+MOVE 150000 IN gs_part;
+SELECT count(*) AS files_later FROM pg_ls_tmpdir() \gset
+SELECT :files_at_first_row > 0 AS runs_on_disk, :files_later < :files_at_first_row AS read_runs_removed;
+FETCH 1 FROM gs_part;
+COMMIT;
 -- what each GpuSort of a query did, from EXPLAIN (ANALYZE, FORMAT JSON)
 CREATE FUNCTION gs.spill_stats(q text)
 RETURNS TABLE (runs int, passes int, disk_kb bigint, memory_kb bigint, budget_kb bigint, engine text, fallback text,

@@ -17,7 +17,9 @@
 --   same on every engine: the checks print ok or what they found.
 -- * host memory: a sort's large blocks stay cached for the next sort
 --   (gpusort.host_cache), also after an error or a cancel, and no pinned
---   memory stays in use (gpusort_backend_memory());
+--   memory stays in use (gpusort_backend_memory()); a smaller sort served
+--   from a larger one's cached blocks holds (EXPLAIN's Memory Used) what
+--   it holds in a fresh session, not the larger blocks;
 -- * security: CREATE EXTENSION and LOAD need a superuser; an ordinary role
 --   cannot set the resource and GPU settings, nor inject faults;
 --   gpusort_info() returns the build and the GPUs, nothing about sessions.
@@ -266,6 +268,31 @@ SELECT host_cached AS cached_with_no_cache FROM gpusort_backend_memory();
 SELECT count(*) FROM (SELECT k, id FROM gs_rel ORDER BY k) x;
 SELECT host_cached AS cached_with_no_cache FROM gpusort_backend_memory();
 RESET gpusort.host_cache;
+-- a cached block larger than a request is cut to it: a sort of two thirds
+-- of the rows after a sort of them all, whose blocks are up to half as
+-- large again as its own, holds what the same sort holds in a fresh session
+CREATE FUNCTION gs.memory_used_kb(q text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+  j jsonb;
+BEGIN
+  EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON, TIMING OFF) ' || q INTO j;
+  RETURN (jsonb_path_query_first(j, 'strict $.**? (@."Custom Plan Provider" == "GpuSort")')
+          ->> 'Memory Used')::bigint;
+END $$;
+\c
+SET search_path = gs, public;
+SET max_parallel_workers_per_gather = 0;
+SELECT memory_used_kb('SELECT k, id FROM gs_rel WHERE id % 3 <> 0 ORDER BY k') AS fresh_kb \gset
+\c
+SET search_path = gs, public;
+SET max_parallel_workers_per_gather = 0;
+SELECT count(*) FROM (SELECT k, id FROM gs_rel ORDER BY k) x;
+SELECT memory_used_kb('SELECT k, id FROM gs_rel WHERE id % 3 <> 0 ORDER BY k') AS after_larger_kb \gset
+SELECT :after_larger_kb = :fresh_kb AS holds_what_it_asked_for,
+       CASE WHEN :after_larger_kb <> :fresh_kb
+            THEN format('%s kB after the larger sort, %s kB fresh', :after_larger_kb, :fresh_kb)
+       END AS differs;
+SELECT gs_check('SELECT k, id FROM gs_rel WHERE id % 3 <> 0 ORDER BY k');  -- right on cut blocks
 
 --
 -- security

@@ -113,18 +113,6 @@ digit_of(const uint64_t *rec, int rank)
 		(RADIX_BUCKETS - 1);
 }
 
-/* -1, 0, +1 as memcmp would say of the two keys' big-endian bytes */
-static inline int
-compare_keys(const uint64_t *a, const uint64_t *b, int key_words)
-{
-	for (int w = 0; w < key_words; w++)
-	{
-		if (a[w] != b[w])
-			return a[w] < b[w] ? -1 : 1;
-	}
-	return 0;
-}
-
 /*
  * 1 if the keys are in non-descending order, 2 if strictly descending,
  * 0 otherwise.
@@ -143,7 +131,7 @@ presorted_direction(uint64_t *const *chunks, size_t chunk_records,
 	for (size_t i = 1; i < n && (ascending || descending); i++)
 	{
 		const uint64_t *cur = record_key(chunks, chunk_records, key_words, i);
-		int			c = compare_keys(prev, cur, key_words);
+		int			c = gs_compare_key_words(prev, cur, key_words);
 
 		if (c > 0)
 			ascending = 0;

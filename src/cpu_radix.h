@@ -42,6 +42,22 @@ typedef struct GsRadixThreads
 	void	   *arg;
 } GsRadixThreads;
 
+/*
+ * The order every engine sorts keys in, and the merge and the GPU service
+ * compare them in: word by word as unsigned numbers, as memcmp would order
+ * their big-endian bytes.  -1, 0 or +1.
+ */
+static inline int
+gs_compare_key_words(const uint64_t *a, const uint64_t *b, int key_words)
+{
+	for (int w = 0; w < key_words; w++)
+	{
+		if (a[w] != b[w])
+			return a[w] < b[w] ? -1 : 1;
+	}
+	return 0;
+}
+
 /* fewer records than this are sorted in one thread, whatever the threads */
 #define GS_RADIX_PARALLEL_MIN_RECORDS	((size_t) 1 << 18)
 

@@ -16,7 +16,9 @@
  * cache of at most gpusort.host_cache bytes instead of back to the kernel.
  * Cached blocks are marked MADV_FREE: the kernel may still take their pages
  * when it is short of memory (the next use then faults them in again, zeroed),
- * but until then the next sort reuses them without a fault.  The blocks also
+ * but until then the next sort reuses them without a fault; a cached block
+ * larger than a request is cut to it, so that a sort holds (and counts
+ * against its budget) what it asked for.  The blocks also
  * ask for transparent huge pages, which the emit phase's random accesses to
  * the arena profit from.  An array that doubles as it fills grows with
  * hostmem_grow, which moves its pages rather than copying them.
@@ -132,7 +134,41 @@ owner_has_blocks(MemoryContext owner)
 	return false;
 }
 
-/* the smallest cached block that fits without wasting more than half of it */
+/*
+ * Cut a cached block down to its first size bytes; the rest stays cached as
+ * a block of its own.  A sort then holds, and counts against its budget,
+ * what it asked for rather than up to twice that: a 400 MB request served
+ * by an 800 MB block left by an earlier sort would otherwise count 800 MB.
+ * A rest too small for any request here, or with no memory for its
+ * HostBlock, is unmapped.
+ */
+static void
+split_cached_block(HostBlock *block, Size size)
+{
+	HostBlock  *rest = NULL;
+
+	if (block->size <= size)
+		return;
+	if (block->size - size >= HOSTMEM_MIN_REQUEST)
+		rest = MemoryContextAllocExtended(TopMemoryContext, sizeof(HostBlock),
+										  MCXT_ALLOC_NO_OOM);
+	if (rest == NULL)
+		(void) munmap(block->base + size, block->size - size);
+	else
+	{
+		rest->base = block->base + size;
+		rest->size = block->size - size;
+		rest->owner = NULL;
+		dlist_push_head(&cached_blocks, &rest->node);
+		cached_bytes += rest->size;
+	}
+	block->size = size;
+}
+
+/*
+ * The smallest cached block that fits without wasting more than half of
+ * it, cut to size bytes.
+ */
 static HostBlock *
 take_cached_block(Size size)
 {
@@ -151,6 +187,7 @@ take_cached_block(Size size)
 	{
 		dlist_delete(&best->node);
 		cached_bytes -= best->size;
+		split_cached_block(best, size);
 	}
 	return best;
 }

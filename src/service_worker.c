@@ -61,6 +61,7 @@
 #include "utils/timestamp.h"
 
 #include "compat.h"
+#include "cpu_radix.h"
 #include "engine.h"
 #include "gpusort.h"
 #include "service.h"
@@ -662,23 +663,16 @@ submit_part_chunk(int i, int p, Size chunkno, Size nrecords)
 
 /* ---------- split sorts ---------- */
 
-/* key a against key b, word by word as unsigned numbers: < 0, 0, > 0 */
-static inline int
-compare_key_words_at(const uint64 *a, const uint64 *b, int key_words)
-{
-	for (int w = 0; w < key_words; w++)
-		if (a[w] != b[w])
-			return a[w] < b[w] ? -1 : 1;
-	return 0;
-}
-
-/* qsort's form of it, for the sample; the key's width is set before */
+/*
+ * gs_compare_key_words in qsort's form, for the sample; the key's width is
+ * set before
+ */
 static int	sample_key_words;
 
 static int
 compare_sample_keys(const void *a, const void *b)
 {
-	return compare_key_words_at(a, b, sample_key_words);
+	return gs_compare_key_words(a, b, sample_key_words);
 }
 
 /*
@@ -720,7 +714,7 @@ part_of(const ActiveSort *as, const uint64 *key, int key_words)
 	int			p = 0;
 
 	while (p < as->nparts - 1 &&
-		   compare_key_words_at(as->splitters + p * key_words, key, key_words) <= 0)
+		   gs_compare_key_words(as->splitters + p * key_words, key, key_words) <= 0)
 		p++;
 	return p;
 }

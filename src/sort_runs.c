@@ -37,8 +37,8 @@
  * The final merge then runs on the fly as the executor fetches: a tree of
  * losers over the inputs' current records, nothing written twice; runs
  * are read a chunk at a time, and records parsed from the chunk.  A merge
- * pass removes its inputs' files when it is done, the final merge when
- * the sort ends (or, with random access, once it has written its result).
+ * removes each input's file as soon as it has read it to its end, so that
+ * a pass, or the final merge, does not hold the disk its inputs gave up.
  * Where the plan needs random access (backward scan, mark/restore,
  * rewind), the final merge is instead written to a logical tape of
  * logtape.c, whose records carry their length at both ends so that it can
@@ -54,6 +54,7 @@
 #include "utils/logtape.h"
 #include "utils/memutils.h"
 
+#include "cpu_radix.h"
 #include "faults.h"
 #include "keythreads.h"
 #include "run_file.h"
@@ -81,7 +82,7 @@ typedef struct SortedRun
 typedef struct MergeInput
 {
 	bool		on_file;		/* false: the batch in memory */
-	RunFile		file;
+	RunFile    *file;			/* the run's, in SortRuns.pending */
 	off_t		read_pos;		/* where the next chunk starts in the file */
 	int64		remaining;		/* records still in the file */
 	MinimalTuple *mem_tuples;	/* the batch's sorted tuples and keys */
@@ -156,6 +157,7 @@ struct SortRuns
 	int			merge_passes;
 	off_t		disk_bytes;		/* in the runs' files now */
 	off_t		max_disk_bytes;
+	RunFile		pass_output;	/* the run a merge pass writes; -1: none */
 
 	/* the final merge, on the fly */
 	Merge		final;
@@ -184,26 +186,36 @@ runs_create(SortBatchShared *sh, MemoryContext cxt)
 	batch_init_tiebreak(sh, &runs->tb, NULL);
 	runs->pos = -1;
 	runs->markpos = -1;
+	runs->pass_output.file = -1;
 	return runs;
 }
 
-/* The most disk the sort has used: its runs' files and its result tape. */
+/*
+ * The most disk the sort has used: its runs' files, the run a merge pass
+ * is writing, and its result tape.
+ */
 static void
 note_disk_use(SortRuns *runs)
 {
 	off_t		now = runs->disk_bytes;
 
+	if (runs->pass_output.file >= 0)
+		now += runs->pass_output.size;
 	if (runs->tapeset)
 		now += (off_t) LogicalTapeSetBlocks(runs->tapeset) * BLCKSZ;
 	runs->max_disk_bytes = Max(runs->max_disk_bytes, now);
 }
 
-/* Close a run's file, which removes it: the merge has read it. */
+/*
+ * Close a run's file, which removes it: the merge has read it.  The disk
+ * used peaks just before a file goes, while a merge's output grows.
+ */
 static void
 close_run_file(SortRuns *runs, RunFile *file)
 {
 	if (file->file < 0)
 		return;
+	note_disk_use(runs);
 	runs->disk_bytes -= file->size;
 	run_file_close(file);
 }
@@ -761,12 +773,12 @@ input_fill(MergeInput *in, Size need)
 		memmove(in->chunk, in->chunk + in->chunk_pos, have);
 	in->chunk_pos = 0;
 	in->chunk_end = have;
-	more = Min(in->chunk_size - have, (Size) (in->file.size - in->read_pos));
+	more = Min(in->chunk_size - have, (Size) (in->file->size - in->read_pos));
 	if (have + more < need)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("gpusort: unexpected end of data in a temporary file")));
-	run_file_read(&in->file, in->read_pos, in->chunk + have, more);
+	run_file_read(in->file, in->read_pos, in->chunk + have, more);
 	in->read_pos += more;
 	in->chunk_end += more;
 }
@@ -841,13 +853,10 @@ compare_inputs(SortRuns *runs, const MergeInput *a, const MergeInput *b)
 {
 	if (keys_comparable(a, b))
 	{
-		for (int w = 0; w < a->key_words; w++)
-		{
-			if (a->key[w] != b->key[w])
-				return a->key[w] < b->key[w] ? -1 : 1;
-		}
-		if (a->exact)
-			return 0;
+		int			c = gs_compare_key_words(a->key, b->key, a->key_words);
+
+		if (c != 0 || a->exact)
+			return c;
 	}
 	return gpusort_compare_tuples(&runs->tb, a->tuple, b->tuple);
 }
@@ -879,15 +888,26 @@ input_wins(SortRuns *runs, Merge *m, int a, int b)
 	return input_precedes(runs, m, a, b);
 }
 
-/* Make input i's next record current, and note its key's first word. */
+/*
+ * Make input i's next record current, and note its key's first word.  A
+ * run read to its end gives back its file and its read buffer at once.
+ */
 static void
-merge_advance(Merge *m, int i)
+merge_advance(SortRuns *runs, Merge *m, int i)
 {
 	MergeInput *in = &m->inputs[i];
 	bool		more = input_advance(in);
 
 	if (m->keys_decide)
 		m->first_words[i] = more ? in->key[0] : PG_UINT64_MAX;
+	if (!more && in->on_file)
+	{
+		close_run_file(runs, in->file);
+		if (in->chunk)
+			pfree(in->chunk);
+		in->chunk = NULL;
+		in->chunk_size = 0;
+	}
 }
 
 /* Play the matches of the subtree under node; its winner is returned. */
@@ -932,7 +952,7 @@ merge_start(SortRuns *runs, Merge *m)
 	m->first_words = MemoryContextAlloc(cxt, sizeof(uint64) * Max(m->ninputs, 1));
 	m->keys_decide = inputs_share_keys(m->inputs, m->ninputs);
 	for (int i = 0; i < m->ninputs; i++)
-		merge_advance(m, i);
+		merge_advance(runs, m, i);
 	if (m->ninputs > 0)
 		m->tree[0] = tree_build(runs, m, 1);
 	m->winner_returned = false;
@@ -950,7 +970,7 @@ merge_next(SortRuns *runs, Merge *m)
 	if (m->winner_returned)
 	{
 		/* replay the winner's matches on its way up, with its next record */
-		merge_advance(m, winner);
+		merge_advance(runs, m, winner);
 		for (int node = (winner + m->ninputs) / 2; node > 0; node /= 2)
 		{
 			int			other = m->tree[node];
@@ -977,7 +997,7 @@ input_from_run(MergeInput *in, SortedRun *run, Size buffer_size, MemoryContext c
 	memset(in, 0, sizeof(MergeInput));
 	in->cxt = cxt;
 	in->on_file = true;
-	in->file = run->file;
+	in->file = &run->file;
 	in->read_pos = 0;
 	in->remaining = run->ntuples;
 	in->key_words = run->key_words;
@@ -990,8 +1010,10 @@ input_from_run(MergeInput *in, SortedRun *run, Size buffer_size, MemoryContext c
 
 /*
  * Merge the n runs of group into one new run, which is returned; their
- * files go.  The tree and the inputs' buffers live in the pass's own
- * memory, which goes with it.
+ * files go as each is read to its end.  The new run's file is the sort's
+ * pass_output until it is done, so that runs_end closes it after an error.
+ * The tree and the inputs' buffers live in the pass's own memory, which
+ * goes with it.
  */
 static SortedRun
 merge_to_run(SortRuns *runs, SortedRun *group, int n, Size buffer_size)
@@ -1015,8 +1037,8 @@ merge_to_run(SortRuns *runs, SortedRun *group, int n, Size buffer_size)
 	MemoryContextSwitchTo(oldcxt);
 
 	/* the merged run keeps the keys where they decide in all its inputs */
-	run_file_create(&out.file);
-	output.file = &out.file;
+	run_file_create(&runs->pass_output);
+	output.file = &runs->pass_output;
 	out.key_words = m.keys_decide ? m.inputs[0].key_words : 0;
 	out.layout_version = m.inputs[0].layout_version;
 	out.keys_order = m.keys_decide;
@@ -1029,10 +1051,12 @@ merge_to_run(SortRuns *runs, SortedRun *group, int n, Size buffer_size)
 	}
 	output_flush(&output);
 	out.ntuples = count;
+	out.file = runs->pass_output;
+	runs->pass_output.file = -1;
+	runs->pass_output.size = 0;
 	runs->disk_bytes += out.file.size;
 	note_disk_use(runs);
-	for (int i = 0; i < n; i++)
-		close_run_file(runs, &group[i].file);
+	/* every input ran out, and its file went then (merge_advance) */
 	MemoryContextDelete(mergecxt);
 	return out;
 }
@@ -1142,7 +1166,7 @@ runs_start_merge(SortRuns *runs, SortBatch *last, Size merge_memory,
 		for (int i = 0; i < m->ninputs; i++)
 		{
 			if (m->inputs[i].on_file)
-				close_run_file(runs, &m->inputs[i].file);
+				close_run_file(runs, m->inputs[i].file);
 		}
 		m->ninputs = 0;
 		runs->result_n = count;
@@ -1278,9 +1302,10 @@ runs_end(SortRuns *runs)
 	for (int i = 0; i < runs->final.ninputs; i++)
 	{
 		if (runs->final.inputs[i].on_file)
-			close_run_file(runs, &runs->final.inputs[i].file);
+			close_run_file(runs, runs->final.inputs[i].file);
 	}
 	runs->final.ninputs = 0;
+	run_file_close(&runs->pass_output);
 	if (runs->tapeset)
 		LogicalTapeSetClose(runs->tapeset);
 	runs->tapeset = NULL;

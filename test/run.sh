@@ -127,7 +127,7 @@ if [ "${GPUSORT_SKIP_TAP:-0}" != 1 ]; then
       PERL5LIB="$pgxsdir/src/test/perl${PERL5LIB:+:$PERL5LIB}" TESTDIR="$work/test" \
       PG_REGRESS="$pgxsdir/src/test/regress/pg_regress" \
       GPUSORT_ENGINE="$engine" GPUSORT_TAP_CONF="$spill_conf" \
-      prove -v ${GPUSORT_TAP_TESTS:-t/*.pl}) || { echo "TAP tests failed"; exit 1; }
+      prove -v --timer ${GPUSORT_TAP_TESTS:-t/*.pl}) || { echo "TAP tests failed"; exit 1; }
 fi
 
 if [ "${GPUSORT_SKIP_FUZZ:-0}" != 1 ]; then
