@@ -268,9 +268,10 @@ SELECT host_cached AS cached_with_no_cache FROM gpusort_backend_memory();
 SELECT count(*) FROM (SELECT k, id FROM gs_rel ORDER BY k) x;
 SELECT host_cached AS cached_with_no_cache FROM gpusort_backend_memory();
 RESET gpusort.host_cache;
--- a cached block larger than a request is cut to it: a sort of two thirds
--- of the rows after a sort of them all, whose blocks are up to half as
--- large again as its own, holds what the same sort holds in a fresh session
+-- a sort that reuses cached blocks larger than it asks for counts only
+-- what it asked for: a sort of two thirds of the rows after a sort of them
+-- all, whose blocks are half as large again as its own, holds what the
+-- same sort holds in a fresh session
 CREATE FUNCTION gs.memory_used_kb(q text) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
   j jsonb;
@@ -292,7 +293,7 @@ SELECT :after_larger_kb = :fresh_kb AS holds_what_it_asked_for,
        CASE WHEN :after_larger_kb <> :fresh_kb
             THEN format('%s kB after the larger sort, %s kB fresh', :after_larger_kb, :fresh_kb)
        END AS differs;
-SELECT gs_check('SELECT k, id FROM gs_rel WHERE id % 3 <> 0 ORDER BY k');  -- right on cut blocks
+SELECT gs_check('SELECT k, id FROM gs_rel WHERE id % 3 <> 0 ORDER BY k');  -- right on reused blocks
 
 --
 -- security

@@ -16,11 +16,14 @@
  * cache of at most gpusort.host_cache bytes instead of back to the kernel.
  * Cached blocks are marked MADV_FREE: the kernel may still take their pages
  * when it is short of memory (the next use then faults them in again, zeroed),
- * but until then the next sort reuses them without a fault; a cached block
- * larger than a request is cut to it, so that a sort holds (and counts
- * against its budget) what it asked for.  The blocks also
- * ask for transparent huge pages, which the emit phase's random accesses to
- * the arena profit from.  An array that doubles as it fills grows with
+ * but until then the next sort reuses them without a fault.  A request may
+ * take a cached block up to twice its size, whole, so that the next sort's
+ * larger request still finds it; it holds, and counts against its budget,
+ * only what it asked for: the rest of the block stays MADV_FREE, as cache
+ * the kernel may take (else a last batch served from the first batch's
+ * blocks counted up to twice its arrays, over the sort's budget).  The
+ * blocks also ask for transparent huge pages, which the emit phase's random
+ * accesses to the arena profit from.  An array that doubles as it fills grows with
  * hostmem_grow, which moves its pages rather than copying them.
  *
  * The blocks are not part of the owner's memory context (which cannot hold
@@ -54,6 +57,7 @@ typedef struct HostBlock
 	dlist_node	node;
 	char	   *base;
 	Size		size;			/* mapped bytes, a multiple of HOSTMEM_ALIGN */
+	Size		used;			/* of them, what the owner asked for */
 	MemoryContext owner;		/* NULL while cached */
 } HostBlock;
 
@@ -63,9 +67,9 @@ static dlist_head cached_blocks = DLIST_STATIC_INIT(cached_blocks);
 static Size cached_bytes = 0;
 
 /*
- * bytes of in_use_blocks, and their most since hostmem_peak_reset(): a
- * sort's workspace lives only while it sorts, and its EXPLAIN figure is
- * the peak
+ * bytes that in_use_blocks' owners asked for, and their most since
+ * hostmem_peak_reset(): a sort's workspace lives only while it sorts, and
+ * its EXPLAIN figure is the peak
  */
 static Size in_use_bytes = 0;
 static Size peak_in_use_bytes = 0;
@@ -96,7 +100,8 @@ release_block(HostBlock *block)
 {
 	dlist_delete(&block->node);
 	block->owner = NULL;
-	in_use_bytes -= block->size;
+	in_use_bytes -= block->used;
+	block->used = 0;
 #ifdef MADV_FREE
 	(void) madvise(block->base, block->size, MADV_FREE);
 #endif
@@ -134,41 +139,7 @@ owner_has_blocks(MemoryContext owner)
 	return false;
 }
 
-/*
- * Cut a cached block down to its first size bytes; the rest stays cached as
- * a block of its own.  A sort then holds, and counts against its budget,
- * what it asked for rather than up to twice that: a 400 MB request served
- * by an 800 MB block left by an earlier sort would otherwise count 800 MB.
- * A rest too small for any request here, or with no memory for its
- * HostBlock, is unmapped.
- */
-static void
-split_cached_block(HostBlock *block, Size size)
-{
-	HostBlock  *rest = NULL;
-
-	if (block->size <= size)
-		return;
-	if (block->size - size >= HOSTMEM_MIN_REQUEST)
-		rest = MemoryContextAllocExtended(TopMemoryContext, sizeof(HostBlock),
-										  MCXT_ALLOC_NO_OOM);
-	if (rest == NULL)
-		(void) munmap(block->base + size, block->size - size);
-	else
-	{
-		rest->base = block->base + size;
-		rest->size = block->size - size;
-		rest->owner = NULL;
-		dlist_push_head(&cached_blocks, &rest->node);
-		cached_bytes += rest->size;
-	}
-	block->size = size;
-}
-
-/*
- * The smallest cached block that fits without wasting more than half of
- * it, cut to size bytes.
- */
+/* the smallest cached block that fits without wasting more than half of it */
 static HostBlock *
 take_cached_block(Size size)
 {
@@ -187,7 +158,6 @@ take_cached_block(Size size)
 	{
 		dlist_delete(&best->node);
 		cached_bytes -= best->size;
-		split_cached_block(best, size);
 	}
 	return best;
 }
@@ -277,8 +247,9 @@ hostmem_alloc(MemoryContext owner, Size size)
 		MemoryContextRegisterResetCallback(owner, cb);
 	}
 	block->owner = owner;
+	block->used = size;
 	dlist_push_head(&in_use_blocks, &block->node);
-	in_use_bytes += block->size;
+	in_use_bytes += block->used;
 	peak_in_use_bytes = Max(peak_in_use_bytes, in_use_bytes);
 	return block->base;
 }
@@ -330,7 +301,16 @@ hostmem_grow(void *p, Size oldsize, Size newsize)
 		return NULL;
 	newsize = TYPEALIGN(HOSTMEM_ALIGN, newsize);
 	if (newsize <= block->size)
+	{
+		/* the block taken from the cache had room: it is used further */
+		if (newsize > block->used)
+		{
+			in_use_bytes += newsize - block->used;
+			peak_in_use_bytes = Max(peak_in_use_bytes, in_use_bytes);
+			block->used = newsize;
+		}
 		return p;
+	}
 
 	/* an aligned place for the grown block, which mremap then takes over */
 	reserved = mmap(NULL, newsize + HOSTMEM_ALIGN, PROT_NONE,
@@ -351,10 +331,11 @@ hostmem_grow(void *p, Size oldsize, Size newsize)
 		(void) munmap(base + newsize,
 					  (reserved + newsize + HOSTMEM_ALIGN) - (base + newsize));
 
-	in_use_bytes += newsize - block->size;
+	in_use_bytes += newsize - block->used;
 	peak_in_use_bytes = Max(peak_in_use_bytes, in_use_bytes);
 	block->base = base;
 	block->size = newsize;
+	block->used = newsize;
 	return base;
 #else
 	return NULL;
@@ -386,7 +367,7 @@ hostmem_assign_cache_limit(int newval_kb, void *extra)
 	trim_cache((Size) newval_kb * 1024);
 }
 
-/* bytes of blocks that owner holds; all owners' blocks if owner is NULL */
+/* bytes that owner's blocks hold (what it asked for); all owners' if owner is NULL */
 Size
 hostmem_owned(MemoryContext owner)
 {
@@ -400,7 +381,7 @@ hostmem_owned(MemoryContext owner)
 		HostBlock  *block = dlist_container(HostBlock, node, iter.cur);
 
 		if (block->owner == owner)
-			bytes += block->size;
+			bytes += block->used;
 	}
 	return bytes;
 }
