@@ -23,8 +23,8 @@
  * the kernel may take (else a last batch served from the first batch's
  * blocks counted up to twice its arrays, over the sort's budget).  The
  * blocks also ask for transparent huge pages, which the emit phase's random
- * accesses to the arena profit from.  An array that doubles as it fills grows with
- * hostmem_grow, which moves its pages rather than copying them.
+ * accesses to the arena profit from.  An array that doubles as it fills
+ * grows with hostmem_grow, which moves its pages rather than copying them.
  *
  * The blocks are not part of the owner's memory context (which cannot hold
  * foreign blocks), so pg_backend_memory_contexts does not count them;
@@ -367,7 +367,7 @@ hostmem_assign_cache_limit(int newval_kb, void *extra)
 	trim_cache((Size) newval_kb * 1024);
 }
 
-/* bytes that owner's blocks hold (what it asked for); all owners' if owner is NULL */
+/* bytes that owner's blocks hold (what it asked for); all owners' if NULL */
 Size
 hostmem_owned(MemoryContext owner)
 {

@@ -334,16 +334,25 @@ record_bytes(MinimalTuple tuple, Size key_bytes)
 	return sizeof(uint32) + key_bytes + TAPE_TUPLE_BYTES(tuple);
 }
 
-/* Serialize one record at p, in record_bytes() bytes. */
-static inline void
-put_record(char *p, const uint64 *key, Size key_bytes, MinimalTuple tuple)
+/* Serialize a record's length and key at p; returns the bytes written. */
+static inline Size
+put_record_head(char *p, const uint64 *key, Size key_bytes, MinimalTuple tuple)
 {
 	uint32		len = key_bytes + TAPE_TUPLE_BYTES(tuple);
 
 	memcpy(p, &len, sizeof(len));
 	if (key_bytes > 0)
 		memcpy(p + sizeof(len), key, key_bytes);
-	memcpy(p + sizeof(len) + key_bytes, TAPE_TUPLE_DATA(tuple), TAPE_TUPLE_BYTES(tuple));
+	return sizeof(len) + key_bytes;
+}
+
+/* Serialize one record at p, in record_bytes() bytes. */
+static inline void
+put_record(char *p, const uint64 *key, Size key_bytes, MinimalTuple tuple)
+{
+	Size		head = put_record_head(p, key, key_bytes, tuple);
+
+	memcpy(p + head, TAPE_TUPLE_DATA(tuple), TAPE_TUPLE_BYTES(tuple));
 }
 
 /* a task: the sizes of records [from, to) of a slice, in offsets[i + 1] */
@@ -547,6 +556,7 @@ write_parts(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 		for (size_t i = part->from; i < part->to; i++)
 		{
 			MinimalTuple tuple = w->sorted[i];
+			const uint64 *key = w->keys ? w->keys + i * w->key_words : NULL;
 			Size		need = record_bytes(tuple, key_bytes);
 
 			if (i + 16 < part->to)
@@ -559,13 +569,9 @@ write_parts(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 				if (need > RUN_WRITER_BUFFER)
 				{
 					Size		tuple_bytes = TAPE_TUPLE_BYTES(tuple);
-					uint32		len = key_bytes + tuple_bytes;
 
 					/* a record larger than the buffer: its tuple goes directly */
-					memcpy(part->buf, &len, sizeof(len));
-					if (key_bytes > 0)
-						memcpy(part->buf + sizeof(len), w->keys + i * w->key_words, key_bytes);
-					used = sizeof(len) + key_bytes;
+					used = put_record_head(part->buf, key, key_bytes, tuple);
 					if (!part_flush(w, part, &offset, &used))
 						return true;
 					part->error = run_file_pwrite(w->fd, offset, TAPE_TUPLE_DATA(tuple),
@@ -576,8 +582,7 @@ write_parts(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 					continue;
 				}
 			}
-			put_record(part->buf + used, w->keys ? w->keys + i * w->key_words : NULL,
-					   key_bytes, tuple);
+			put_record(part->buf + used, key, key_bytes, tuple);
 			used += need;
 		}
 		if (!part_flush(w, part, &offset, &used))
@@ -1162,12 +1167,7 @@ runs_start_merge(SortRuns *runs, SortBatch *last, Size merge_memory,
 			LogicalTapeWrite(runs->result, in->tuple, len);
 			LogicalTapeWrite(runs->result, &len, sizeof(len));
 		}
-		note_disk_use(runs);
-		for (int i = 0; i < m->ninputs; i++)
-		{
-			if (m->inputs[i].on_file)
-				close_run_file(runs, m->inputs[i].file);
-		}
+		/* every input ran out, and its file went then (merge_advance) */
 		m->ninputs = 0;
 		runs->result_n = count;
 		LogicalTapeFreeze(runs->result, NULL);

@@ -7,10 +7,10 @@
 #  1. in one session, for every phase, twice: statement_timeout (at least
 #     2 s, and three times what the whole query takes undelayed here plus a
 #     second, so that the sort reaches the phase even on a busy machine with
-#     every sort spilling) and pg_cancel_backend() end the query at once with the usual error,
-#     in that phase (the log line of the session's pid), and the same
-#     session then sorts correctly (compared with PostgreSQL's Sort) -- 20
-#     cancels in all;
+#     every sort spilling) and pg_cancel_backend() end the query at once
+#     with the usual error, in that phase (the log line of the session's
+#     pid), and the same session then sorts correctly (compared with
+#     PostgreSQL's Sort) -- 20 cancels in all;
 #  2. for every phase, pg_terminate_backend() of another session caught in
 #     its delay: its client is told, the server does not restart, and the
 #     first session still sorts correctly -- 5 terminations;
