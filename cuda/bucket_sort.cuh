@@ -255,7 +255,7 @@ sort_large_ranges(const GsContext &ctx, uint64_t *keys, int key_words, const uin
 		large_scatter_kernel<<<stream_blocks(large), 256, 0, ctx.stream>>>(
 			positions.get(), sorted.get(), large, perm);
 		check_launch(ctx, "large_scatter_kernel");
-		GS_CHECK(cudaStreamSynchronize(ctx.stream));
+		GS_CHECK(wait_stream(ctx.stream));
 	}
 }
 
@@ -404,7 +404,7 @@ split_buckets(const GsContext &ctx, Key<N> *bkeys, const uint32_t *bidx,
 		/* sub-buckets still too large (the host decides: sync) */
 		GS_CHECK(cudaMemcpyAsync(host_seg.data(), seg.get(), 2 * nsubs * sizeof(uint32_t),
 								 cudaMemcpyDeviceToHost, ctx.stream));
-		GS_CHECK(cudaStreamSynchronize(ctx.stream));
+		GS_CHECK(wait_stream(ctx.stream));
 		for (size_t q = 0; q < nsubs; q++)
 		{
 			uint32_t	size = host_seg[nsubs + q] - host_seg[q];
@@ -504,7 +504,7 @@ bucket_sort_finish(const GsContext &ctx, uint64_t *keys, size_t n,
 	GS_CHECK(cudaMemcpyAsync(host_bstart.data(), bstart.get(),
 							 (nbuckets + 1) * sizeof(uint32_t),
 							 cudaMemcpyDeviceToHost, ctx.stream));
-	GS_CHECK(cudaStreamSynchronize(ctx.stream));
+	GS_CHECK(wait_stream(ctx.stream));
 	for (int j = 0; j < nbuckets; j++)
 	{
 		if (host_bstart[j + 1] - host_bstart[j] > (uint32_t) limit)

@@ -161,7 +161,7 @@ sort_on_device(const GsContext &ctx, int key_words, GsCudaAlgorithm algorithm,
 	GS_CHECK(cudaMemsetAsync(dstats.get(), 0, sizeof(PresortStats), ctx.stream));
 	presort_scan(ctx, key_words, keys, 0, n, dstats.get());
 	GS_CHECK(cudaMemcpyAsync(&st, dstats.get(), sizeof(st), cudaMemcpyDeviceToHost, ctx.stream));
-	GS_CHECK(cudaStreamSynchronize(ctx.stream));
+	GS_CHECK(wait_stream(ctx.stream));
 	direction = presorted_direction(st, n);
 	if (direction)
 	{
@@ -266,6 +266,12 @@ gscuda_set_pinned_cache(size_t bytes)
 {
 	pinned_cache_limit = bytes;
 	pinned_trim(bytes);
+}
+
+GS_EXPORT void
+gscuda_set_wait_hook(GsCudaWaitHook hook)
+{
+	wait_hook = hook;
 }
 
 /* Pinned host memory this process holds: in use by sorts, and cached. */
@@ -782,14 +788,14 @@ find_ties(GsCudaSort *sort, const uint32_t *perm, size_t n)
 		sort->host_tie_count = (unsigned long long *) pinned_alloc(sizeof(unsigned long long));
 	GS_CHECK(cudaMemcpyAsync(sort->host_tie_count, count.get(), sizeof(unsigned long long),
 							 cudaMemcpyDeviceToHost, sort->stream));
-	GS_CHECK(cudaStreamSynchronize(sort->stream));
+	GS_CHECK(wait_stream(sort->stream));
 	sort->nties = (size_t) *sort->host_tie_count;
 	if (sort->nties > 0)
 	{
 		sort->host_ties = (uint8_t *) pinned_alloc(n);
 		GS_CHECK(cudaMemcpyAsync(sort->host_ties, flags.get(), n, cudaMemcpyDeviceToHost,
 								 sort->stream));
-		GS_CHECK(cudaStreamSynchronize(sort->stream));
+		GS_CHECK(wait_stream(sort->stream));
 	}
 	sort->ties_known = true;
 }
@@ -844,7 +850,7 @@ finish_start(GsCudaSort *sort, size_t n)
 	{
 		GS_CHECK(cudaMemcpyAsync(sort->host_presort, sort->presort.get(), sizeof(PresortStats),
 								 cudaMemcpyDeviceToHost, sort->stream));
-		GS_CHECK(cudaStreamSynchronize(sort->stream));
+		GS_CHECK(wait_stream(sort->stream));
 	}
 	if (sort->fault == GSCUDA_FAULT_KERNEL)
 		fail("kernel execution (injected fault)", cudaErrorLaunchFailure);
@@ -944,7 +950,7 @@ finish_wait(GsCudaSort *sort, const uint32_t **perm_out, GsCudaStats *stats)
 	if (!sort->finishing)
 		fail("the sort's finish was not started");
 	sort->finishing = false;
-	GS_CHECK(cudaStreamSynchronize(sort->stream));
+	GS_CHECK(wait_stream(sort->stream));
 	if (!sort->keep_perm)
 		sort->device_perm.reset();	/* copied out: give its memory back */
 
@@ -1370,7 +1376,7 @@ gscuda_sort_wait_copies(GsCudaSort *sort, char *errbuf, size_t errlen)
 {
 	return run_sort_step(sort, "gscuda_sort_wait_copies", errbuf, errlen, [&] {
 		if (sort->copied)
-			GS_CHECK(cudaEventSynchronize(sort->copied));
+			GS_CHECK(wait_event(sort->copied));
 	});
 }
 

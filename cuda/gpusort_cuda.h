@@ -6,7 +6,8 @@
  * The CUDA side knows nothing of PostgreSQL: it never pallocs, never
  * ereports and never longjmps.  Every function reports failure by returning
  * a non-zero code and writing a message into the caller's errbuf; the caller
- * (src/engine_gpu.c) turns that into a fallback to the CPU engine.
+ * (the GPU service, src/service_worker.c) fails the request, and its
+ * backend sorts on the CPU engine.
  *
  * Records.  A sort receives n key-index records.  The key of a record is
  * key_words 64-bit words, word 0 the most significant, compared as unsigned
@@ -110,6 +111,14 @@ extern int	gscuda_device_count(char *errbuf, size_t errlen);
  * everything at the end of each sort).
  */
 extern void gscuda_set_pinned_cache(size_t bytes);
+
+/*
+ * Called between polls while this process waits for a GPU (waiting = 1),
+ * and once when the wait is over (waiting = 0); returning 0 gives the wait
+ * up, which fails the sort.  NULL (the default): waits block in CUDA.
+ */
+typedef int (*GsCudaWaitHook) (int waiting);
+extern void gscuda_set_wait_hook(GsCudaWaitHook hook);
 
 /* Pinned host memory this process holds: in use by sorts, and cached. */
 extern void gscuda_pinned_usage(size_t *in_use, size_t *cached);

@@ -62,6 +62,55 @@ fail(const char *what)
 	} while (0)
 
 /*
+ * Waiting for the GPU.  Without a hook a wait blocks inside CUDA.  The GPU
+ * service sets one (gscuda_set_wait_hook): a wait then polls, and calls the
+ * hook between polls with waiting = 1, so that the service keeps answering
+ * what PostgreSQL asks of every process (ProcSignal barriers, which DROP
+ * DATABASE and its replay on a standby wait for) during a long sort, and
+ * once with waiting = 0 when the wait is over.  The hook sleeps a little
+ * itself.  A hook that returns 0 (the service is stopping) ends the wait
+ * with an error: the sort fails, and its backend sorts on the CPU.
+ */
+inline GsCudaWaitHook wait_hook = nullptr;
+
+template <typename Query, typename Block>
+inline cudaError_t
+wait_for_gpu(Query query, Block block)
+{
+	cudaError_t err;
+	bool		given_up = false;
+
+	if (wait_hook == nullptr)
+		return block();
+	while ((err = query()) == cudaErrorNotReady)
+		if (!wait_hook(1))
+		{
+			given_up = true;
+			break;
+		}
+	(void) wait_hook(0);
+	if (given_up)
+		fail("waiting for the GPU: the GPU service is stopping");
+	return err;
+}
+
+/* All work queued on the stream is done. */
+inline cudaError_t
+wait_stream(cudaStream_t stream)
+{
+	return wait_for_gpu([&] { return cudaStreamQuery(stream); },
+						[&] { return cudaStreamSynchronize(stream); });
+}
+
+/* The work before the event's record is done. */
+inline cudaError_t
+wait_event(cudaEvent_t event)
+{
+	return wait_for_gpu([&] { return cudaEventQuery(event); },
+						[&] { return cudaEventSynchronize(event); });
+}
+
+/*
  * Per-sort context: the stream everything runs on, the memory account, and
  * the fault armed for this sort (tests only).
  */

@@ -111,6 +111,7 @@ gpusort_wait_event(GpuSortWait wait)
 		[GPUSORT_WAIT_GPU_RESULT] = "GpuSortGpuResult",
 		[GPUSORT_WAIT_STAGING_SLOT] = "GpuSortStagingSlot",
 		[GPUSORT_WAIT_SERVICE_MAIN] = "GpuSortServiceMain",
+		[GPUSORT_WAIT_SERVICE_GPU] = "GpuSortServiceGpu",
 		[GPUSORT_WAIT_INJECTED_DELAY] = "GpuSortInjectedDelay",
 	};
 	static uint32 events[NUM_GPUSORT_WAITS];

@@ -57,6 +57,7 @@ typedef enum GpuSortWait
 	GPUSORT_WAIT_GPU_RESULT,	/* the GPU's sort and its permutation */
 	GPUSORT_WAIT_STAGING_SLOT,	/* a free staging slot for keys */
 	GPUSORT_WAIT_SERVICE_MAIN,	/* the GPU service, for work */
+	GPUSORT_WAIT_SERVICE_GPU,	/* the GPU service, for a GPU's copies or kernels */
 	GPUSORT_WAIT_INJECTED_DELAY,	/* gpusort.inject_fault's delay */
 	NUM_GPUSORT_WAITS
 } GpuSortWait;

@@ -45,6 +45,16 @@
  * The worker is one thread: CUDA is called from the loop only, and the
  * GPU's own concurrency (streams) carries the overlap.
  *
+ * It behaves as PostgreSQL's own auxiliary processes do.  Between passes
+ * and, through the CUDA engine's wait hook, while it waits for a GPU, it
+ * absorbs ProcSignal barriers (DROP DATABASE, DROP TABLESPACE, ALTER
+ * DATABASE SET TABLESPACE and their replay on a standby wait until every
+ * process has) and answers pg_log_backend_memory_contexts(); it reloads its
+ * settings on SIGHUP and stops on SIGTERM, giving up a wait for the GPU at
+ * once (the sort fails, and its backend finishes it on the CPU).  Each of
+ * its waits shows as a wait event of its own.  A cancel (SIGINT) has no
+ * query to cancel here and is ignored.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -56,8 +66,10 @@
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
+#include "storage/procsignal.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
+#include "utils/wait_event.h"
 #include "utils/timestamp.h"
 
 #include "compat.h"
@@ -109,6 +121,55 @@ static ActiveSort *active;		/* one per request entry */
 static bool device_lost = false;
 #ifdef GPUSORT_USE_CUDA
 static bool staging_pinned = false; /* the GPUs read the slots by DMA */
+#endif
+
+/* ---------- interrupts ---------- */
+
+/*
+ * What PostgreSQL asks of every process with a PGPROC, between pieces of
+ * work.  Not CHECK_FOR_INTERRUPTS(): the service is not in a transaction,
+ * and an ERROR would end the process.
+ */
+static void
+service_absorb_interrupts(void)
+{
+	if (ProcSignalBarrierPending)
+		ProcessProcSignalBarrier();
+	if (LogMemoryContextPending)
+		ProcessLogMemoryContextInterrupt();
+}
+
+#ifdef GPUSORT_USE_CUDA
+/*
+ * The CUDA engine's wait hook: called between polls while the service waits
+ * for a GPU's copies or kernels.  The wait shows as GpuSortServiceGpu; a
+ * barrier is absorbed within the poll interval however long the sort; a
+ * shutdown gives the wait up.  The sleep is short, since most waits are for
+ * a few milliseconds of kernels.
+ */
+static int
+service_gpu_wait(int waiting)
+{
+	static bool reported = false;
+
+	if (!waiting)
+	{
+		if (reported)
+			pgstat_report_wait_end();
+		reported = false;
+		return 1;
+	}
+	if (!reported)
+	{
+		pgstat_report_wait_start(gpusort_wait_event(GPUSORT_WAIT_SERVICE_GPU));
+		reported = true;
+	}
+	service_absorb_interrupts();
+	if (ShutdownRequestPending)
+		return 0;
+	pg_usleep(50);
+	return 1;
+}
 #endif
 
 /* ---------- start and exit ---------- */
@@ -1312,6 +1373,7 @@ gpusort_service_main(Datum arg)
 {
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGINT, SIG_IGN);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 	pgstat_report_appname("gpusort GPU service");
@@ -1335,6 +1397,7 @@ gpusort_service_main(Datum arg)
 	open_devices();
 #ifdef GPUSORT_USE_CUDA
 	pin_staging();
+	gscuda_set_wait_hook(service_gpu_wait);
 #endif
 	set_budgets();
 	LWLockAcquire(svc->lock, LW_EXCLUSIVE);
@@ -1348,6 +1411,7 @@ gpusort_service_main(Datum arg)
 		ResetLatch(MyLatch);
 		if (ShutdownRequestPending)
 			break;
+		service_absorb_interrupts();
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
@@ -1356,6 +1420,9 @@ gpusort_service_main(Datum arg)
 #ifdef GPUSORT_USE_CUDA
 			gscuda_set_pinned_cache((size_t) gpusort_pinned_cache_kb * 1024);
 #endif
+			elog(DEBUG1, "gpusort GPU service: reloaded its configuration: "
+				 "service_gpu_memory_percent = %d, pinned_cache = %d kB",
+				 gpusort_service_gpu_memory_pct, gpusort_pinned_cache_kb);
 		}
 		more = service_pass();
 		if (device_lost)
