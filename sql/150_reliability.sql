@@ -317,6 +317,7 @@ SET gpusort.service_gpu_memory_percent = 90;
 SET gpusort.pinned_cache = '100GB';
 SET gpusort.host_cache = '100GB';
 SET gpusort.key_threads = 64;
+SET gpusort.service_max_wait = '24d';  -- one role's wait would hold no GPU admission, but may not be raised
 SET gpusort.inject_fault = 'delay:sort:60000';
 SET gpusort.inject_fault = '';
 SELECT set_config('gpusort.inject_fault', 'gpu_lost', false);

@@ -14,7 +14,7 @@
 -- * a sort split by key range (gpusort.gpu_split_parts) comes out as the
 --   unsplit one;
 -- * the service's settings are the server's: a session cannot change them,
---   only gpusort.service_max_wait, which bounds its own wait.
+--   only a superuser's gpusort.service_max_wait, which bounds its own wait.
 --
 SET search_path = gs, public;
 

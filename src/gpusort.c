@@ -35,7 +35,7 @@ PG_MODULE_MAGIC;
 
 void		_PG_init(void);
 
-#define GPUSORT_VERSION "0.1"
+#define GPUSORT_VERSION "0.2"
 
 bool		gpusort_enabled = true;
 int			gpusort_min_rows = 100000;
@@ -253,7 +253,7 @@ _PG_init(void)
 							"reading it.",
 							&gpusort_service_max_wait_ms,
 							1000, 0, INT_MAX,
-							PGC_USERSET, GUC_UNIT_MS,
+							PGC_SUSET, GUC_UNIT_MS,
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("gpusort.service_split_rows",

@@ -14,8 +14,9 @@
  *	  sort is closed and its GPU memory goes back to the budget at once;
  *	- queued requests, oldest first: admitted on the GPU with the most room
  *	  in its budget (gpusort.service_gpu_memory_percent of the device) if
- *	  their estimate fits; otherwise they wait, and their backend gives up
- *	  after gpusort.service_max_wait;
+ *	  their estimate fits; otherwise they wait, without holding up those
+ *	  behind them that fit, and their backend gives up after
+ *	  gpusort.service_max_wait;
  *	- keys in staging slots: shipped to the device at once, by DMA from the
  *	  slots, which the service pins for the GPUs at start (where they cannot
  *	  be pinned, the service copies them into the sort's pinned chunk
@@ -524,43 +525,52 @@ part_records(ServiceRequest *req, int nparts)
 	return req->expected_records / nparts + req->expected_records / (4 * nparts);
 }
 
+/* queued requests, oldest first */
+static int
+compare_queued_at(const void *a, const void *b)
+{
+	const ServiceRequest *ra = &svc->requests[*(const int *) a];
+	const ServiceRequest *rb = &svc->requests[*(const int *) b];
+
+	if (ra->queued_at != rb->queued_at)
+		return ra->queued_at < rb->queued_at ? -1 : 1;
+	return 0;
+}
+
 /*
  * Admit what fits, oldest first; the caller holds the lock.  Each part
- * goes to the GPU with the most room left in its budget.  Returns the
- * requests admitted, whose sorts the caller opens without the lock.
+ * goes to the GPU with the most room left in its budget.  A request that
+ * does not fit yet keeps waiting, but holds up none behind it that does:
+ * otherwise one large sort (or one role's, with a long
+ * gpusort.service_max_wait) would send every later sort of the server to
+ * the CPU.  Its own wait is bounded by its backend's service_max_wait, a
+ * superuser's setting.  One that could never fit fails at once.  Returns
+ * the requests admitted, whose sorts the caller opens without the lock.
  */
 static int
 admit_queued(int *admitted)
 {
+	int		   *queued = palloc(sizeof(int) * svc->nrequests);
+	int			nqueued = 0;
 	int			nadmitted = 0;
 
-	for (;;)
+	for (int i = 0; i < svc->nrequests; i++)
+		if (svc->requests[i].state == REQUEST_QUEUED &&
+			svc->requests[i].generation == svc->generation)
+			queued[nqueued++] = i;
+	qsort(queued, nqueued, sizeof(int), compare_queued_at);
+
+	for (int q = 0; q < nqueued; q++)
 	{
-		ServiceRequest *oldest = NULL;
-		int			oldest_i = -1;
-		int			nparts;
-		Size		need;
+		int			i = queued[q];
+		ServiceRequest *req = &svc->requests[i];
+		int			nparts = request_parts(req);
+		Size		need = request_bytes(req, part_records(req, nparts), nparts > 1);
 		Size		room[SERVICE_MAX_DEVICES];
 		int			chosen[SERVICE_MAX_DEVICES];
 		bool		fits = true;
 		bool		could_ever = false;
 
-		for (int i = 0; i < svc->nrequests; i++)
-		{
-			ServiceRequest *req = &svc->requests[i];
-
-			if (req->state == REQUEST_QUEUED && req->generation == svc->generation &&
-				(oldest == NULL || req->queued_at < oldest->queued_at))
-			{
-				oldest = req;
-				oldest_i = i;
-			}
-		}
-		if (oldest == NULL)
-			break;
-
-		nparts = request_parts(oldest);
-		need = request_bytes(oldest, part_records(oldest, nparts), nparts > 1);
 		for (int d = 0; d < svc->ndevices; d++)
 		{
 			room[d] = device_room(&svc->devices[d]);
@@ -584,36 +594,37 @@ admit_queued(int *admitted)
 		if (!fits)
 		{
 			if (could_ever)
-				break;			/* first come, first served: the rest wait too */
-			snprintf(oldest->error, sizeof(oldest->error),
+				continue;		/* waits for room; the next may fit */
+			snprintf(req->error, sizeof(req->error),
 					 "needs about %zu MB of GPU memory, more than the budget of any GPU "
 					 "(gpusort.service_gpu_memory_percent)", need >> 20);
-			oldest->failure = FALLBACK_TOO_LARGE;
-			oldest->state = REQUEST_FAILED;
-			service_wake_backend(oldest);
+			req->failure = FALLBACK_TOO_LARGE;
+			req->state = REQUEST_FAILED;
+			service_wake_backend(req);
 			continue;
 		}
 
-		memset(&active[oldest_i], 0, sizeof(ActiveSort));
-		active[oldest_i].id = oldest->id;
-		active[oldest_i].nparts = nparts;
-		oldest->reserved_bytes = 0;
+		memset(&active[i], 0, sizeof(ActiveSort));
+		active[i].id = req->id;
+		active[i].nparts = nparts;
+		req->reserved_bytes = 0;
 		for (int p = 0; p < nparts; p++)
 		{
 			ServiceDevice *dev = &svc->devices[chosen[p]];
 
-			active[oldest_i].parts[p].device = chosen[p];
-			active[oldest_i].parts[p].reserved = need;
+			active[i].parts[p].device = chosen[p];
+			active[i].parts[p].reserved = need;
 			dev->reserved_bytes += need;
 			dev->running++;
-			oldest->reserved_bytes += need;
+			req->reserved_bytes += need;
 		}
-		oldest->device = chosen[0];
-		oldest->state = REQUEST_ADMITTED;
-		admitted[nadmitted++] = oldest_i;
+		req->device = chosen[0];
+		req->state = REQUEST_ADMITTED;
+		admitted[nadmitted++] = i;
 		pg_atomic_fetch_add_u64(&svc->queue_wait_us,
-								(uint64) Max(GetCurrentTimestamp() - oldest->queued_at, 0));
+								(uint64) Max(GetCurrentTimestamp() - req->queued_at, 0));
 	}
+	pfree(queued);
 	return nadmitted;
 }
 
