@@ -800,6 +800,21 @@ find_ties(GsCudaSort *sort, const uint32_t *perm, size_t n)
 	sort->ties_known = true;
 }
 
+/* gpu_busy (tests only): the stream is busy for ns nanoseconds. */
+static __global__ void
+busy_kernel(unsigned long long ns)
+{
+	unsigned long long start,
+				now;
+
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+	do
+	{
+		__nanosleep(1000000);
+		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+	} while (now - start < ns);
+}
+
 /* out[k] = index[perm[k]]: sorted positions to the caller's source indexes. */
 static __global__ void
 gather_index_kernel(const uint32_t *perm, const uint32_t *index, size_t n, uint32_t *out)
@@ -854,6 +869,11 @@ finish_start(GsCudaSort *sort, size_t n)
 	}
 	if (sort->fault == GSCUDA_FAULT_KERNEL)
 		fail("kernel execution (injected fault)", cudaErrorLaunchFailure);
+	if (sort->fault == GSCUDA_FAULT_BUSY)
+	{
+		busy_kernel<<<1, 1, 0, sort->stream>>>((unsigned long long) GSCUDA_BUSY_MS * 1000000);
+		check_launch(sort->ctx, "busy_kernel");
+	}
 	direction = presorted_direction(*sort->host_presort, n);
 
 	/* the mapping through source indexes takes one more array of n */

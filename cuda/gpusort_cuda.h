@@ -72,8 +72,12 @@ typedef enum GsCudaFault
 	GSCUDA_FAULT_LAUNCH,
 	GSCUDA_FAULT_KERNEL,
 	GSCUDA_FAULT_D2H,
-	GSCUDA_FAULT_LOST			/* the GPU is lost after the first chunk */
+	GSCUDA_FAULT_LOST,			/* the GPU is lost after the first chunk */
+	GSCUDA_FAULT_BUSY			/* no failure: a kernel keeps the sort's stream
+								 * busy for GSCUDA_BUSY_MS before the sort */
 } GsCudaFault;
+
+#define GSCUDA_BUSY_MS 5000
 
 typedef struct GsCudaSort GsCudaSort;
 

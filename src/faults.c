@@ -69,6 +69,7 @@ static const struct
 	{"gpu_kernel", GPUSORT_GPU_FAULT_KERNEL},
 	{"gpu_d2h", GPUSORT_GPU_FAULT_D2H},
 	{"gpu_lost", GPUSORT_GPU_FAULT_LOST},
+	{"gpu_busy", GPUSORT_GPU_FAULT_BUSY},
 };
 
 /* the fault armed now */
@@ -156,7 +157,7 @@ gpusort_inject_fault_check(char **newval, void **extra, GucSource source)
 	{
 		GUC_check_errdetail("gpusort.inject_fault is '' (none), 'error:PHASE', 'delay:PHASE:MS' "
 							"(MS up to %d), 'arena_oom', 'gpu_init', 'gpu_alloc', 'gpu_h2d', "
-							"'gpu_launch', 'gpu_kernel', 'gpu_d2h' or 'gpu_lost'; PHASE is "
+							"'gpu_launch', 'gpu_kernel', 'gpu_d2h', 'gpu_lost' or 'gpu_busy'; PHASE is "
 							"load, encode, sort, resolve or emit.", MAX_DELAY_MS);
 		return false;
 	}

@@ -25,6 +25,10 @@
  *	'gpu_kernel'		and a GPU that is lost after the first chunk (a
  *	'gpu_d2h'			sticky error: this backend uses no GPU again)
  *	'gpu_lost'
+ *	'gpu_busy'			no failure: a kernel keeps the GPU busy for five
+ *						seconds before each sort on the GPU, so that
+ *						tests can see what the GPU service does while it
+ *						waits for a long sort
  *
  * PHASE is load, encode, threads (the backend waits for key threads that
  * still work), sort, resolve, spill, merge or emit.
@@ -58,7 +62,8 @@ typedef enum GpuSortGpuFault
 	GPUSORT_GPU_FAULT_LAUNCH,
 	GPUSORT_GPU_FAULT_KERNEL,
 	GPUSORT_GPU_FAULT_D2H,
-	GPUSORT_GPU_FAULT_LOST
+	GPUSORT_GPU_FAULT_LOST,
+	GPUSORT_GPU_FAULT_BUSY
 } GpuSortGpuFault;
 
 /* gpusort.inject_fault (gpusort.c) and its hooks */

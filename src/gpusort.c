@@ -312,7 +312,7 @@ _PG_init(void)
 	DefineCustomStringVariable("gpusort.inject_fault",
 							   "Fault to inject, for tests: error:PHASE, delay:PHASE:MS, "
 							   "arena_oom, cpu_alloc, gpu_init, gpu_alloc, gpu_h2d, gpu_launch, "
-							   "gpu_kernel, gpu_d2h or gpu_lost; empty for none.",
+							   "gpu_kernel, gpu_d2h, gpu_lost or gpu_busy; empty for none.",
 							   "PHASE is load, encode, sort, resolve or emit.",
 							   &gpusort_inject_fault,
 							   "",
