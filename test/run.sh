@@ -6,7 +6,9 @@
 # server that pg_regress starts itself, then the TAP tests in test/t/
 # (PostgreSQL::Test::Cluster: loading through shared_preload_libraries,
 # session_preload_libraries and LOAD, and other multi-session cases), then a
-# short round of the differential fuzzer (test/fuzz/fuzz.py, its own server).
+# short round of the differential fuzzer (test/fuzz/fuzz.py, its own server),
+# then, where asked, PostgreSQL's own core regression suite with gpusort
+# preloaded (test/core/run.sh).
 # PostgreSQL refuses to run as root, so as root the servers run as an
 # unprivileged user (GPUSORT_TEST_USER, default postgres) and only the
 # install runs as root.
@@ -14,8 +16,14 @@
 # Environment:
 #   PG_CONFIG         pg_config of the PostgreSQL to test against (default: pg_config)
 #   USE_CUDA          0 to build without CUDA even where nvcc exists
+#   GPUSORT_SKIP_BUILD 1 to test the gpusort already installed (another pass
+#                     of the same build: installing again under a running
+#                     server of another pass would pull the library from
+#                     under it)
 #   GPUSORT_ENGINE    engine the regression suite forces (default: cpu; gpu on a GPU host)
 #   GPUSORT_TESTS     regression tests to run (default: all)
+#   GPUSORT_SKIP_REGRESS 1 to skip gpusort's own regression suite
+#   GPUSORT_SKIP_RADIX 1 to skip the radix sort's own test
 #   GPUSORT_SKIP_TAP  1 to skip the TAP tests
 #   GPUSORT_TAP_TESTS TAP test files to run (default: all, t/*.pl)
 #   GPUSORT_SKIP_FUZZ 1 to skip the short fuzzing round (test/fuzz/fuzz.py)
@@ -32,6 +40,10 @@
 #                     tests and the fuzzing round; results whose plans
 #                     differ are expected/*_2.out
 #   GPUSORT_LOG_DIR   where to keep the regression server's log
+#   GPUSORT_CORE      modes of PostgreSQL's own core regression suite to run
+#                     last, against a server with gpusort preloaded
+#                     (test/core/run.sh: off, cpu, spill, gpu, parallel;
+#                     default: none)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -51,17 +63,21 @@ fi
 make_args=(PG_CONFIG="$PG_CONFIG")
 [ -n "${USE_CUDA:-}" ] && make_args+=(USE_CUDA="$USE_CUDA")
 
-echo "== build and install ($("$PG_CONFIG" --version))"
-make -C "$root" -s -j"$(nproc)" "${make_args[@]}"
-make -C "$root" -s "${make_args[@]}" install
+if [ "${GPUSORT_SKIP_BUILD:-0}" != 1 ]; then
+  echo "== build and install ($("$PG_CONFIG" --version))"
+  make -C "$root" -s -j"$(nproc)" "${make_args[@]}"
+  make -C "$root" -s "${make_args[@]}" install
+fi
 
 # the CPU engine's radix sort, in one thread and in several (no server)
-echo "== radix sort (test/radix/radix_test.c)"
-radix_build=$(mktemp -d /tmp/gpusort-radix.XXXXXX)
-gcc -O2 -Wall -std=gnu11 -pthread "$root/test/radix/radix_test.c" "$root/src/cpu_radix.c" \
-  -o "$radix_build/radix_test"
-"$radix_build/radix_test" 3
-rm -rf "$radix_build"
+if [ "${GPUSORT_SKIP_RADIX:-0}" != 1 ]; then
+  echo "== radix sort (test/radix/radix_test.c)"
+  radix_build=$(mktemp -d /tmp/gpusort-radix.XXXXXX)
+  gcc -O2 -Wall -std=gnu11 -pthread "$root/test/radix/radix_test.c" "$root/src/cpu_radix.c" \
+    -o "$radix_build/radix_test"
+  "$radix_build/radix_test" 3
+  rm -rf "$radix_build"
+fi
 
 # who runs the servers
 runas=()
@@ -102,9 +118,10 @@ else
 fi
 
 tests=${GPUSORT_TESTS:-$(cd "$root/sql" && ls [0-9]*.sql | sed 's/\.sql$//' | tr '\n' ' ')}
-echo "== pg_regress (engine = $engine${spill_conf:+, $spill_conf}): $tests"
+[ "${GPUSORT_SKIP_REGRESS:-0}" = 1 ] && tests=
+[ -z "$tests" ] || echo "== pg_regress (engine = $engine${spill_conf:+, $spill_conf}): $tests"
 status=0
-(cd "$work" && "${runas[@]}" env "${locale_env[@]}" "$pgxsdir/src/test/regress/pg_regress" \
+[ -z "$tests" ] || (cd "$work" && "${runas[@]}" env "${locale_env[@]}" "$pgxsdir/src/test/regress/pg_regress" \
     --inputdir="$work" --outputdir="$work" --bindir="$bindir" \
     --temp-instance="$work/instance" --temp-config="$work/regress.conf" \
     --encoding=UTF8 $locale_opt --load-extension=gpusort $tests) || status=$?
@@ -144,5 +161,9 @@ if [ "${GPUSORT_SKIP_FUZZ:-0}" != 1 ]; then
     keep_fuzzlog=1
     rm -rf "$root/test/fuzz/out" && cp -r "$fuzzlog" "$root/test/fuzz/out" 2>/dev/null || true
     echo "fuzz failed (repro scripts in $fuzzlog and test/fuzz/out/)"; exit 1; }
+fi
+if [ -n "${GPUSORT_CORE:-}" ]; then
+  echo "== PostgreSQL's core regression suite with gpusort preloaded: ${GPUSORT_CORE}"
+  PG_CONFIG="$PG_CONFIG" "$root/test/core/run.sh" $GPUSORT_CORE || { echo "core regression suite failed"; exit 1; }
 fi
 echo "== all tests passed"
