@@ -16,7 +16,12 @@
 # (bench/kernel_bench.sh), pgbench (test/gpu/pgbench.sh: 32 clients,
 # gpusort on then off, 150 s each by default), fuzz (the long round of
 # test/fuzz/fuzz.py with gpusort.engine = gpu: seed 1 and a random one,
-# FUZZ_MINUTES, default 6, FUZZ_ROWS rows, default 20000).  Logs and
+# FUZZ_MINUTES, default 6, FUZZ_ROWS rows, default 20000), resident
+# (test/gpu/resident.sh: DROP DATABASE and the like while a GPU sort holds
+# the GPU), core (PostgreSQL's own core regression suite, test/core/run.sh,
+# gpusort off and then forced onto the GPU for every sort; the suite's
+# sources and builds travel in .device/core, made here by
+# GPUSORT_CORE_CACHE=.device/core test/core/run.sh prepare).  Logs and
 # results go to $OUT (default /tmp/gpusort-out).  The PostgreSQL is the one
 # PG_CONFIG names (pg-on-device.sh sets it, and PG_MAJOR picks 15 or 17).
 set -uo pipefail
@@ -92,6 +97,17 @@ for phase in "$@"; do
         --seed 1 --seed random --minutes "${FUZZ_MINUTES:-6}" --rows "${FUZZ_ROWS:-20000}" \
         --max-failures 3 --minimize-seconds 60 --log-dir "$out/fuzz" > "$out/fuzz.log" 2>&1
       tail -15 "$out/fuzz.log" ;;
+    resident)
+      { make -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG" && make -s PG_CONFIG="$PG_CONFIG" install; } \
+        > "$out/resident-build.log" 2>&1 || { tail -20 "$out/resident-build.log"; continue; }
+      test/gpu/resident.sh "$out/resident" 2>&1 | tee "$out/resident.log" ;;
+    core)
+      { make -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG" && make -s PG_CONFIG="$PG_CONFIG" install; } \
+        > "$out/core-build.log" 2>&1 || { tail -20 "$out/core-build.log"; continue; }
+      GPUSORT_TEST_USER=pgrun GPUSORT_CORE_CACHE=$root/.device/core \
+        GPUSORT_CORE_EXTRA_CONF="gpusort.gpu_min_rows = 0
+log_min_messages = debug1" test/core/run.sh off gpu > "$out/core.log" 2>&1
+      tail -30 "$out/core.log" ;;
     kernel)
       bench/kernel_bench.sh > "$out/kernel_bench.log" 2>&1; tail -30 "$out/kernel_bench.log" ;;
   esac
