@@ -23,7 +23,7 @@ apt_retry() {
 
 need=()
 for p in postgresql-$major postgresql-server-dev-$major libicu-dev libipc-run-perl \
-         locales python3 make gcc libc6-dev; do
+         locales python3 make gcc libc6-dev curl; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
