@@ -402,9 +402,7 @@ split_buckets(const GsContext &ctx, Key<N> *bkeys, const uint32_t *bidx,
 		sort_segments<N>(ctx, tkeys, perm, seg.get(), seg.get() + nsubs, nsubs, limit, perm);
 
 		/* sub-buckets still too large (the host decides: sync) */
-		GS_CHECK(cudaMemcpyAsync(host_seg.data(), seg.get(), 2 * nsubs * sizeof(uint32_t),
-								 cudaMemcpyDeviceToHost, ctx.stream));
-		GS_CHECK(wait_stream(ctx.stream));
+		copy_to_pageable(host_seg.data(), seg.get(), 2 * nsubs * sizeof(uint32_t), ctx.stream);
 		for (size_t q = 0; q < nsubs; q++)
 		{
 			uint32_t	size = host_seg[nsubs + q] - host_seg[q];
@@ -501,10 +499,8 @@ bucket_sort_finish(const GsContext &ctx, uint64_t *keys, size_t n,
 					 perm);
 
 	/* ... and split the others (the host decides: sync) */
-	GS_CHECK(cudaMemcpyAsync(host_bstart.data(), bstart.get(),
-							 (nbuckets + 1) * sizeof(uint32_t),
-							 cudaMemcpyDeviceToHost, ctx.stream));
-	GS_CHECK(wait_stream(ctx.stream));
+	copy_to_pageable(host_bstart.data(), bstart.get(), (nbuckets + 1) * sizeof(uint32_t),
+					 ctx.stream);
 	for (int j = 0; j < nbuckets; j++)
 	{
 		if (host_bstart[j + 1] - host_bstart[j] > (uint32_t) limit)

@@ -160,8 +160,7 @@ sort_on_device(const GsContext &ctx, int key_words, GsCudaAlgorithm algorithm,
 	phase_mark(ctx, "presorted check");
 	GS_CHECK(cudaMemsetAsync(dstats.get(), 0, sizeof(PresortStats), ctx.stream));
 	presort_scan(ctx, key_words, keys, 0, n, dstats.get());
-	GS_CHECK(cudaMemcpyAsync(&st, dstats.get(), sizeof(st), cudaMemcpyDeviceToHost, ctx.stream));
-	GS_CHECK(wait_stream(ctx.stream));
+	copy_to_pageable(&st, dstats.get(), sizeof(st), ctx.stream);
 	direction = presorted_direction(st, n);
 	if (direction)
 	{

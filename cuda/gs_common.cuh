@@ -102,6 +102,20 @@ wait_stream(cudaStream_t stream)
 						[&] { return cudaStreamSynchronize(stream); });
 }
 
+/*
+ * Copy from the device into pageable host memory once the stream's work is
+ * done.  CUDA returns from such a copy only when it is complete, and so
+ * waits inside, with no hook, for all the work queued before it: wait for
+ * that first.
+ */
+inline void
+copy_to_pageable(void *dst, const void *src, size_t bytes, cudaStream_t stream)
+{
+	GS_CHECK(wait_stream(stream));
+	GS_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream));
+	GS_CHECK(wait_stream(stream));
+}
+
 /* The work before the event's record is done. */
 inline cudaError_t
 wait_event(cudaEvent_t event)
