@@ -29,7 +29,8 @@
 #   GPUSORT_SKIP_FUZZ 1 to skip the short fuzzing round (test/fuzz/fuzz.py)
 #   GPUSORT_FUZZ_MINUTES length of that round (default 1.25: a fixed seed and a
 #                     random one, printed in the log, 45 s each)
-#   GPUSORT_EXTRA_CONF lines added to the regression server's configuration
+#   GPUSORT_EXTRA_CONF lines added to the configuration of the regression
+#                     server and of the TAP tests' servers
 #   GPUSORT_SPILL     1 to give every sort a budget so small that it spills
 #                     (gpusort.max_memory = 64kB) in the regression suite, the
 #                     TAP tests and the fuzzing round; results with other
@@ -140,10 +141,12 @@ fi
 
 if [ "${GPUSORT_SKIP_TAP:-0}" != 1 ]; then
   echo "== TAP tests"
+  tap_conf="${GPUSORT_EXTRA_CONF:-}${GPUSORT_EXTRA_CONF:+
+}$spill_conf"
   (cd "$work/test" && "${runas[@]}" env PATH="$bindir:$PATH" \
       PERL5LIB="$pgxsdir/src/test/perl${PERL5LIB:+:$PERL5LIB}" TESTDIR="$work/test" \
       PG_REGRESS="$pgxsdir/src/test/regress/pg_regress" \
-      GPUSORT_ENGINE="$engine" GPUSORT_TAP_CONF="$spill_conf" \
+      GPUSORT_ENGINE="$engine" GPUSORT_TAP_CONF="$tap_conf" \
       prove -v --timer ${GPUSORT_TAP_TESTS:-t/*.pl}) || { echo "TAP tests failed"; exit 1; }
 fi
 
