@@ -14,14 +14,16 @@
 --
 CREATE ROLE regress_gpusort_login LOGIN;
 
--- every object of the extension, by kind and name
+-- every function and view of the extension, by kind and name (from 17 on
+-- the views' row types are members too, with no privileges of their own)
 CREATE TEMP VIEW gpusort_objects AS
 SELECT CASE WHEN d.classid = 'pg_proc'::regclass THEN 'function' ELSE 'view' END AS kind,
        CASE WHEN d.classid = 'pg_proc'::regclass THEN d.objid::regprocedure::text
             ELSE d.objid::regclass::text END AS name,
        d.classid, d.objid
   FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid
- WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e' AND e.extname = 'gpusort';
+ WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e' AND e.extname = 'gpusort'
+   AND d.classid IN ('pg_proc'::regclass, 'pg_class'::regclass);
 
 -- whether a role may use an object: SELECT a view, EXECUTE a function
 CREATE FUNCTION pg_temp.may_use(role name, kind text, obj oid) RETURNS boolean

@@ -124,7 +124,7 @@ download() {
     echo "core/run.sh: postgresql-$major $v: no source to download" >&2
     rm -f "$dl"/*
   done
-  orig=$(ls "$dl"/postgresql-"$major"_*.orig.tar.* 2>/dev/null | head -1)
+  orig=$(ls "$dl"/postgresql-"$major"_*.orig.tar.* 2>/dev/null | head -1) || true
   if [ -n "$orig" ]; then
     srcver=$(ls "$dl"/*.dsc | sed -E 's/.*_(.*)\.dsc$/\1/')
     return
@@ -134,8 +134,8 @@ download() {
   # pool after their source packages have left the index: the newest one
   # there (the suite of an earlier minor release; see skew below)
   local mirror minor file
-  mirror=$(cat "$apt"/parts/* | sed -nE 's@^(deb-src[[:space:]]+|URIs:[[:space:]]*)(\[[^]]*\][[:space:]]+)?(https?://[^[:space:]]+/debian)/?([[:space:]].*)?$@\3@p' | head -1)
-  minor=$(echo "$versions $debver" | tr ' ' '\n' | sed -nE "s/^$major\.([0-9]+).*/\1/p" | sort -n | tail -1)
+  mirror=$(cat "$apt"/parts/* | sed -nE 's@^(deb-src[[:space:]]+|URIs:[[:space:]]*)(\[[^]]*\][[:space:]]+)?(https?://[^[:space:]]+/debian)/?([[:space:]].*)?$@\3@p' | head -1) || true
+  minor=$(echo "$versions $debver" | tr ' ' '\n' | sed -nE "s/^$major\.([0-9]+).*/\1/p" | sort -n | tail -1) || true
   if [ -n "$mirror" ] && [ -n "$minor" ]; then
     for ((m = minor; m >= 0 && m > minor - 8; m--)); do
       file=postgresql-${major}_$major.$m.orig.tar.bz2
