@@ -18,7 +18,8 @@
 # test/fuzz/fuzz.py with gpusort.engine = gpu: seed 1 and a random one,
 # FUZZ_MINUTES, default 6, FUZZ_ROWS rows, default 20000), resident
 # (test/gpu/resident.sh: DROP DATABASE and the like while a GPU sort holds
-# the GPU), core (PostgreSQL's own core regression suite, test/core/run.sh,
+# the GPU), admission (test/gpu/admission.sh: a request that does not fit
+# holds up none behind it that does), core (PostgreSQL's own core regression suite, test/core/run.sh,
 # gpusort off and then forced onto the GPU for every sort; the suite's
 # sources and builds travel in .device/core, made here by
 # GPUSORT_CORE_CACHE=.device/core test/core/run.sh prepare).  Logs and
@@ -101,6 +102,10 @@ for phase in "$@"; do
       { make -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG" && make -s PG_CONFIG="$PG_CONFIG" install; } \
         > "$out/resident-build.log" 2>&1 || { tail -20 "$out/resident-build.log"; continue; }
       test/gpu/resident.sh "$out/resident" 2>&1 | tee "$out/resident.log" ;;
+    admission)
+      { make -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG" && make -s PG_CONFIG="$PG_CONFIG" install; } \
+        > "$out/admission-build.log" 2>&1 || { tail -20 "$out/admission-build.log"; continue; }
+      test/gpu/admission.sh "$out/admission" 2>&1 | tee "$out/admission.log" ;;
     core)
       { make -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG" && make -s PG_CONFIG="$PG_CONFIG" install; } \
         > "$out/core-build.log" 2>&1 || { tail -20 "$out/core-build.log"; continue; }
