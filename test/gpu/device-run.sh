@@ -47,6 +47,12 @@ fi
   *":$pgroot/usr/include:"*) ;;
   *) export CPATH=$pgroot/usr/include${CPATH:+:$CPATH} ;;
 esac
+# build_install PHASE: build and install gpusort for the phase that needs
+# it installed, the log in $out/PHASE-build.log (its tail if it fails)
+build_install() {
+  { make -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG" && make -s PG_CONFIG="$PG_CONFIG" install; } \
+    > "$out/$1-build.log" 2>&1 || { tail -20 "$out/$1-build.log"; return 1; }
+}
 echo "PostgreSQL: $("$PG_CONFIG" --version)" > "$out/postgresql.txt"
 nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv > "$out/gpu.txt" 2>&1
 for phase in "$@"; do
@@ -92,23 +98,19 @@ for phase in "$@"; do
       for loc in en_US de_DE sv_SE; do
         locale -a 2>/dev/null | grep -qi "^$loc\.utf-\?8$" || localedef -i "$loc" -f UTF-8 "$loc.UTF-8" 2>/dev/null
       done
-      { make -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG" && make -s PG_CONFIG="$PG_CONFIG" install; } \
-        > "$out/fuzz-build.log" 2>&1 || { tail -20 "$out/fuzz-build.log"; continue; }
+      build_install fuzz || continue
       python3 test/fuzz/fuzz.py --pg-config "$PG_CONFIG" --engine gpu --user pgrun \
         --seed 1 --seed random --minutes "${FUZZ_MINUTES:-6}" --rows "${FUZZ_ROWS:-20000}" \
         --max-failures 3 --minimize-seconds 60 --log-dir "$out/fuzz" > "$out/fuzz.log" 2>&1
       tail -15 "$out/fuzz.log" ;;
     resident)
-      { make -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG" && make -s PG_CONFIG="$PG_CONFIG" install; } \
-        > "$out/resident-build.log" 2>&1 || { tail -20 "$out/resident-build.log"; continue; }
+      build_install resident || continue
       test/gpu/resident.sh "$out/resident" 2>&1 | tee "$out/resident.log" ;;
     admission)
-      { make -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG" && make -s PG_CONFIG="$PG_CONFIG" install; } \
-        > "$out/admission-build.log" 2>&1 || { tail -20 "$out/admission-build.log"; continue; }
+      build_install admission || continue
       test/gpu/admission.sh "$out/admission" 2>&1 | tee "$out/admission.log" ;;
     core)
-      { make -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG" && make -s PG_CONFIG="$PG_CONFIG" install; } \
-        > "$out/core-build.log" 2>&1 || { tail -20 "$out/core-build.log"; continue; }
+      build_install core || continue
       GPUSORT_TEST_USER=pgrun GPUSORT_CORE_CACHE=$root/.device/core \
         GPUSORT_CORE_EXTRA_CONF="gpusort.gpu_min_rows = 0
 log_min_messages = debug1" test/core/run.sh off gpu > "$out/core.log" 2>&1
