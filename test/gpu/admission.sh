@@ -14,7 +14,8 @@
 # queued shows its wait).  All three give PostgreSQL's Sort's rows.
 #
 # Uses the server of pg-on-device.sh (source .device/pg-on-device.sh
-# first), started again with gpusort preloaded; gpusort must be installed.
+# first), started again with gpusort preloaded (pg_restart); gpusort must
+# be installed.
 #
 #   test/gpu/admission.sh [OUTDIR]
 set -uo pipefail
@@ -25,10 +26,8 @@ status=0
 fail() { echo "FAIL: $*"; status=1; }
 now_ms() { date +%s%3N; }
 
-su pgrun -c "LD_LIBRARY_PATH=$LD_LIBRARY_PATH $PGBIN/pg_ctl -D $PGDATA -m fast -w stop" >/dev/null 2>&1
-su pgrun -c "LD_LIBRARY_PATH=$LD_LIBRARY_PATH $PGBIN/pg_ctl -D $PGDATA -l /tmp/admission-server.log -w \
-  -o \"-k /tmp -p $PGPORT -c listen_addresses='' -c jit=off -c shared_preload_libraries=gpusort \
-  -c gpusort.service_gpu_memory_percent=1\" start" >/dev/null || { tail -20 /tmp/admission-server.log; exit 1; }
+PG_EXTRA_OPTS="-c shared_preload_libraries=gpusort -c gpusort.service_gpu_memory_percent=1" \
+  pg_restart || exit 1
 psql -X -q -c "DROP TABLE IF EXISTS adm_big, adm_small" \
   -c "CREATE TABLE adm_big AS SELECT (random() * 1e12)::int8 AS k FROM generate_series(1, $rows)" \
   -c "CREATE TABLE adm_small AS SELECT (random() * 1e12)::int8 AS k FROM generate_series(1, 100000)" \

@@ -13,8 +13,10 @@
 # headers on CPATH for the build, starts a server as the unprivileged user
 # pgrun (PostgreSQL refuses to run as root) on socket directory /tmp, and
 # exports PG_CONFIG, PATH, PGHOST, PGPORT, PGUSER, PGDATA and
-# LD_LIBRARY_PATH, and a function pg_restart that starts the server again
-# with PG_EXTRA_OPTS (e.g. "-c shared_preload_libraries=gpusort").  Sourcing
+# LD_LIBRARY_PATH, and a function pg_restart (exported, so that the test
+# scripts call it too) that starts the server again with PG_EXTRA_OPTS
+# (e.g. "-c shared_preload_libraries=gpusort"), its log in
+# /tmp/pg-MAJOR.log, and fails if it does not start.  Sourcing
 # it again on a warm host reuses what is there.
 
 _pgdev_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -69,7 +71,8 @@ pg_restart() {
   su pgrun -c "LD_LIBRARY_PATH=$LD_LIBRARY_PATH $PGBIN/pg_ctl -D $PGDATA -m fast stop" >/dev/null 2>&1
   su pgrun -c "LD_LIBRARY_PATH=$LD_LIBRARY_PATH $PGBIN/pg_ctl -D $PGDATA -l /tmp/pg-$PG_MAJOR.log -w \
     -o \"-k /tmp -p $PGPORT -c listen_addresses='' -c jit=off ${PG_EXTRA_OPTS:-}\" start" >/dev/null \
-    || { echo "pg-on-device: server start failed:"; tail -20 /tmp/pg-$PG_MAJOR.log; }
+    || { echo "pg-on-device: server start failed:"; tail -20 /tmp/pg-$PG_MAJOR.log; return 1; }
 }
+export -f pg_restart
 pg_restart
 "$PGBIN/psql" -X -At -c "SELECT 'postgres ready: ' || version()" || tail -20 /tmp/pg-$PG_MAJOR.log

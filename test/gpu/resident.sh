@@ -15,9 +15,9 @@
 # kernel can be stopped half way; this one has 3.5 of its 5 seconds left,
 # a real sort's kernels take milliseconds), not for the rest of the sort.
 #
-# Uses the server of pg-on-device.sh ($PGHOST, $PGDATA, ...: source
-# .device/pg-on-device.sh first), started again with gpusort preloaded;
-# gpusort must be installed.
+# Uses the server of pg-on-device.sh (source .device/pg-on-device.sh
+# first), started again with gpusort preloaded (pg_restart); gpusort must
+# be installed.
 #
 #   test/gpu/resident.sh [OUTDIR]
 set -uo pipefail
@@ -28,13 +28,8 @@ fail() { echo "FAIL: $*"; status=1; }
 now_ms() { date +%s%3N; }
 
 # the server of pg-on-device.sh, started again with gpusort preloaded
-restart() {
-  su pgrun -c "LD_LIBRARY_PATH=$LD_LIBRARY_PATH $PGBIN/pg_ctl -D $PGDATA -m fast -w stop" >/dev/null 2>&1
-  su pgrun -c "LD_LIBRARY_PATH=$LD_LIBRARY_PATH $PGBIN/pg_ctl -D $PGDATA -l /tmp/resident-server.log -w \
-    -o \"-k /tmp -p $PGPORT -c listen_addresses='' -c jit=off -c shared_preload_libraries=gpusort \
-    -c allow_in_place_tablespaces=on\" start" >/dev/null || { echo "server start failed"; tail -20 /tmp/resident-server.log; exit 1; }
-}
-restart
+server_opts="-c shared_preload_libraries=gpusort -c allow_in_place_tablespaces=on"
+PG_EXTRA_OPTS=$server_opts pg_restart || exit 1
 psql -X -q -c "DROP TABLE IF EXISTS resident_t" \
   -c "CREATE TABLE resident_t AS SELECT (random() * 1e9)::int8 AS k, g AS id FROM generate_series(1, 1000000) g"
 major=$(psql -X -At -c "SHOW server_version_num" | cut -c1-2)
@@ -87,9 +82,9 @@ ms=$(( $(now_ms) - t0 ))
 wait $sorter
 echo "fast shutdown during a GPU sort: $ms ms"
 [ "$ms" -lt 6000 ] || fail "a fast shutdown waited $ms ms for the GPU"
-restart
+PG_EXTRA_OPTS=$server_opts pg_restart || exit 1
 psql -X -q -c "DROP TABLE resident_t"
-grep -E "PANIC|server process .* was terminated|leak" /tmp/resident-server.log | head -5 \
+grep -E "PANIC|server process .* was terminated|leak" /tmp/pg-"$PG_MAJOR".log | head -5 \
   && fail "the server log shows a crash or a leak"
 
 [ $status = 0 ] && echo "== resident: passed" || echo "== resident: FAILED"
