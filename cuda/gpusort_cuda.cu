@@ -273,18 +273,6 @@ gscuda_set_wait_hook(GsCudaWaitHook hook)
 	wait_hook = hook;
 }
 
-/* Pinned host memory this process holds: in use by sorts, and cached. */
-GS_EXPORT void
-gscuda_pinned_usage(size_t *in_use, size_t *cached)
-{
-	size_t		total = 0;
-
-	for (const auto &entry : pinned_sizes)
-		total += entry.second;
-	*in_use = total - pinned_cached;
-	*cached = pinned_cached;
-}
-
 /* The GPU is gone for this process: remember why, keep no pinned cache. */
 static void
 mark_lost(const char *what, cudaError_t err)
@@ -384,13 +372,6 @@ struct GsCudaSort
 	uint32_t   *host_perm = nullptr;
 	PresortStats *host_presort = nullptr;
 
-	/* equal neighbours in the result (gscuda_sort_want_ties) */
-	bool		want_ties = false;
-	bool		ties_known = false;
-	size_t		nties = 0;
-	uint8_t    *host_ties = nullptr;
-	unsigned long long *host_tie_count = nullptr;
-
 	bool		bucket() const { return algorithm == GSCUDA_ALGO_BUCKET; }
 };
 
@@ -439,12 +420,6 @@ release_sort(GsCudaSort *sort)
 	if (sort->host_perm)
 		pinned_release(sort->host_perm);
 	sort->host_perm = nullptr;
-	if (sort->host_ties)
-		pinned_release(sort->host_ties);
-	sort->host_ties = nullptr;
-	if (sort->host_tie_count)
-		pinned_release(sort->host_tie_count);
-	sort->host_tie_count = nullptr;
 	if (sort->host_presort)
 		pinned_release(sort->host_presort);
 	sort->host_presort = nullptr;
@@ -731,74 +706,6 @@ elapsed_ms(cudaEvent_t a, cudaEvent_t b)
 	return ms;
 }
 
-/*
- * flags[i]: whether sorted records i and i + 1 have equal keys; *count adds
- * up the flags (one atomic per warp).  The caller's pass over runs of
- * equal keys then reads these n bytes in order instead of fetching two
- * keys per record from random places of host memory.
- */
-template <int N>
-__global__ void
-tie_flags_kernel(const Key<N> *keys, const uint32_t *perm, size_t n, uint8_t *flags,
-				 unsigned long long *count)
-{
-	unsigned long long ties = 0;
-
-	/* a grid-stride loop: stream_blocks() does not give a thread a record */
-	for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;
-		 i += (size_t) gridDim.x * blockDim.x)
-	{
-		bool		tie = (i + 1 < n) && key_equal(keys[perm[i]], keys[perm[i + 1]]);
-
-		flags[i] = tie ? 1 : 0;
-		ties += tie ? 1 : 0;
-	}
-	for (int off = 16; off > 0; off >>= 1)
-		ties += __shfl_down_sync(0xffffffffu, ties, off);
-	if ((threadIdx.x & 31) == 0 && ties != 0)
-		atomicAdd(count, ties);
-}
-
-/* The tie flags of the sorted permutation perm (on the device), to the host. */
-static void
-find_ties(GsCudaSort *sort, const uint32_t *perm, size_t n)
-{
-	DevBuf<uint8_t> flags;
-	DevBuf<unsigned long long> count;
-
-	sort->ties_known = false;
-	sort->nties = 0;
-	if (n < 2)
-	{
-		sort->ties_known = true;
-		return;
-	}
-	flags.allocate(&sort->mem, n);
-	count.allocate(&sort->mem, 1);
-	GS_CHECK(cudaMemsetAsync(count.get(), 0, sizeof(unsigned long long), sort->stream));
-	with_key_words(sort->key_words, [&](auto width) {
-		constexpr int N = decltype(width)::value;
-
-		tie_flags_kernel<N><<<stream_blocks(n), 256, 0, sort->stream>>>(
-			(const Key<N> *) sort->keys.get(), perm, n, flags.get(), count.get());
-	});
-	check_launch(sort->ctx, "tie_flags_kernel");
-	if (sort->host_tie_count == nullptr)
-		sort->host_tie_count = (unsigned long long *) pinned_alloc(sizeof(unsigned long long));
-	GS_CHECK(cudaMemcpyAsync(sort->host_tie_count, count.get(), sizeof(unsigned long long),
-							 cudaMemcpyDeviceToHost, sort->stream));
-	GS_CHECK(wait_stream(sort->stream));
-	sort->nties = (size_t) *sort->host_tie_count;
-	if (sort->nties > 0)
-	{
-		sort->host_ties = (uint8_t *) pinned_alloc(n);
-		GS_CHECK(cudaMemcpyAsync(sort->host_ties, flags.get(), n, cudaMemcpyDeviceToHost,
-								 sort->stream));
-		GS_CHECK(wait_stream(sort->stream));
-	}
-	sort->ties_known = true;
-}
-
 /* gpu_busy (tests only): the stream is busy for ns nanoseconds. */
 static __global__ void
 busy_kernel(unsigned long long ns)
@@ -907,18 +814,14 @@ finish_start(GsCudaSort *sort, size_t n)
 	}
 	else
 		radix_sort_values(sort->ctx, sort->keys.get(), kw, n, nullptr, perm,
-						  sort->host_presort->diff, !sort->want_ties);
+						  sort->host_presort->diff, true);
 	if (!sort->carry_index)
 		GS_CHECK(cudaEventRecord(sort->sort_end, sort->stream));
 
-	/* the bucket sort leaves no keys in input order to compare */
-	if (sort->want_ties && (direction || !sort->bucket()))
-		find_ties(sort, perm, n);
-
 	/*
-	 * Positions to source indexes (after the ties, which compare keys by
-	 * position).  The positions' array, unless it is the bucket sort's tidx,
-	 * and the source indexes are dead afterwards: freed in stream order.
+	 * Positions to source indexes.  The positions' array, unless it is the
+	 * bucket sort's tidx, and the source indexes are dead afterwards: freed
+	 * in stream order.
 	 */
 	if (sort->carry_index)
 	{
@@ -1459,23 +1362,6 @@ gscuda_sort_finish(GsCudaSort *sort, size_t nrecords, const uint32_t **perm,
 	if (gscuda_sort_finish_start(sort, nrecords, errbuf, errlen) != 0)
 		return 1;
 	return gscuda_sort_finish_wait(sort, perm, stats, errbuf, errlen);
-}
-
-GS_EXPORT void
-gscuda_sort_want_ties(GsCudaSort *sort)
-{
-	if (sort)
-		sort->want_ties = true;
-}
-
-GS_EXPORT int
-gscuda_sort_ties(GsCudaSort *sort, const uint8_t **ties, size_t *nties)
-{
-	if (sort == nullptr || !sort->ties_known)
-		return 1;
-	*ties = sort->host_ties;
-	*nties = sort->nties;
-	return 0;
 }
 
 GS_EXPORT void

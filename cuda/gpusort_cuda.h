@@ -218,16 +218,6 @@ extern int	gscuda_sort_submit(GsCudaSort *sort, size_t chunkno, size_t nrecords,
 							   char *errbuf, size_t errlen);
 
 /*
- * Ask a sort, before gscuda_sort_finish(), to find which neighbours of its
- * result have equal keys; after it, gscuda_sort_ties() gives n flags (flag i:
- * records i and i + 1 of the result are equal; NULL when none are) and
- * their number, valid until gscuda_sort_end().  It returns non-zero when the
- * flags are not known (the bucket sort does not keep them).
- */
-extern void gscuda_sort_want_ties(GsCudaSort *sort);
-extern int	gscuda_sort_ties(GsCudaSort *sort, const uint8_t **ties, size_t *nties);
-
-/*
  * Sort all submitted records (nrecords in all, chunks 0..k-1 full but the
  * last) and return the permutation through *perm: nrecords indexes in a
  * buffer owned by the sort, valid until gscuda_sort_end() (NULL if the
