@@ -19,8 +19,8 @@
 # statements one by one, with the backend's and the kernel's memory counters.
 #
 # On the GPU host (test/gpu/README.md: test/gpu/prepare.sh here first, then
-# carry .device along):
-#   source .device/pg-on-device.sh && bench/scale.sh --out $OUT/scale ...
+# carry its folder, .device or $GPUSORT_DEVICE_DIR, along):
+#   source "${GPUSORT_DEVICE_DIR:-.device}/pg-on-device.sh" && bench/scale.sh --out $OUT/scale ...
 # bench/build.sh builds and installs gpusort for that PostgreSQL
 # (GPUSORT_NO_BUILD=1: use the installed one) and runs the servers as pgrun.
 set -euo pipefail

@@ -27,8 +27,8 @@
 # /tmp/gpusort-shard), their ports from $PGSERVER_PORT (default 54340) up.
 #
 # On the GPU host (test/gpu/README.md: test/gpu/prepare.sh here first, then
-# carry .device along):
-#   source .device/pg-on-device.sh && bench/shard.sh --out $OUT/shard ...
+# carry its folder, .device or $GPUSORT_DEVICE_DIR, along):
+#   source "${GPUSORT_DEVICE_DIR:-.device}/pg-on-device.sh" && bench/shard.sh --out $OUT/shard ...
 # bench/build.sh builds and installs gpusort for that PostgreSQL
 # (GPUSORT_NO_BUILD=1: use the installed one) and runs the servers as pgrun.
 set -euo pipefail

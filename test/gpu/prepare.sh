@@ -19,6 +19,10 @@
 # the package), so that one version's directory stays well within what a
 # run on the host may carry.  Then test/gpu/pg-on-device.sh goes to
 # .device/, where the host sources it.
+#
+# With GPUSORT_BASE_COMMIT=COMMIT, .device/base.tar gets that commit's tree
+# (git archive): the older build that test/gpu/compare.sh and
+# bench/parallel-ab.sh --base measure this tree against on the host.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 shared=${GPUSORT_SHARED_DEVICE:-$root/../shared/device}
@@ -88,4 +92,8 @@ mkdir -p "$device/perl"
 (cd "$device/perl" && { ls libipc-run-perl_*.deb >/dev/null 2>&1 ||
    apt-get download -qq -o APT::Sandbox::User=root libipc-run-perl; })
 cp "$root/test/gpu/pg-on-device.sh" "$device/pg-on-device.sh"
+if [ -n "${GPUSORT_BASE_COMMIT:-}" ]; then
+  git -C "$root" archive -o "$device/base.tar" "$GPUSORT_BASE_COMMIT"
+  echo "prepared: $device/base.tar ($GPUSORT_BASE_COMMIT)"
+fi
 du -sh "$device"/debs* | sed 's/^/prepared: /'
