@@ -1,3 +1,9 @@
+# bench/load_medians.py: medians of a bench/parallel-ab.sh --mode load log,
+# one line a build (or setting) and table size: the Gather against a
+# parallel count(*), their ratio over the pairs, the workers' slowest load
+# and the most memory the chunks held (from gpusort's DEBUG1 line).
+#
+#   python3 bench/load_medians.py load-ab.log
 import re,statistics as st,collections,sys
 rows=collections.OrderedDict()
 cur=None
