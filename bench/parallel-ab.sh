@@ -20,13 +20,15 @@
 #                     (repeatable), e.g. 'b-cache16:SET gpusort.host_cache = '\''16GB'\'';'
 #   --server-opts O   extra server options for a second turn of each build,
 #                     e.g. "-c min_dynamic_shared_memory=20GB" (first size only)
+#   --native          then PostgreSQL's own sort of the first size, serial and
+#                     with 8 workers, three statements each
 #
 # The table is t_N(k int8, pad text, f float8) from bench/scale.py with
 # parallel_workers = 8; sorts run with 8 workers a Gather,
 # gpusort.engine = gpu and gpusort.max_memory = 32GB.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-base_tar= mode=load rows="10000000 100000000" rounds="7 3" server_opts=
+base_tar= mode=load rows="10000000 100000000" rounds="7 3" server_opts= native=
 settings=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -36,7 +38,8 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=$2; shift 2 ;;
     --setting) settings+=("$2"); shift 2 ;;
     --server-opts) server_opts=$2; shift 2 ;;
-    *) echo "usage: $0 [--base BASE.tar] [--mode load|sort] [--rows ...] [--rounds ...] [--setting L:SQL] [--server-opts O]" >&2; exit 2 ;;
+    --native) native=1; shift ;;
+    *) echo "usage: $0 [--base BASE.tar] [--mode load|sort] [--rows ...] [--rounds ...] [--setting L:SQL] [--server-opts O] [--native]" >&2; exit 2 ;;
   esac
 done
 : "${PG_CONFIG:?source pg-on-device.sh first (test/gpu/README.md)}"
@@ -115,6 +118,17 @@ if [ -n "$server_opts" ]; then
   for v in $(echo $builds | tr ' ' '\n' | sort -u); do
     use $v "$server_opts"
     measure $v-opts "${rows%% *}" "${rounds%% *}"
+  done
+fi
+if [ -n "$native" ]; then
+  n=${rows%% *}
+  for w in 0 8; do
+    label=native; [ $w = 0 ] || label=native-par
+    {
+      echo "SET max_parallel_workers_per_gather = $w; SET gpusort.enabled = off; SET work_mem = '8GB';"
+      echo '\timing on'
+      for _ in 1 2 3; do echo "\echo SORT"; echo "SELECT * FROM t_$n ORDER BY k OFFSET $n;"; done
+    } | psql -X -At 2>&1 | grep -E "^SORT|^Time|ERROR" | sed "s/^/$label $n: /"
   done
 fi
 echo "done after $(( $(date +%s) - t0 )) s"
