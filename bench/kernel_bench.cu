@@ -36,7 +36,7 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include "gpusort_cuda.h"
-#include "gpusort_internal.cuh"
+#include "gscuda_dispatch.cuh"
 #include "radix_sort.cuh"
 
 #define CK(call) \

@@ -383,6 +383,15 @@ div_up(size_t a, size_t b)
 	return (unsigned) ((a + b - 1) / b);
 }
 
+/* Blocks of 256 threads for a grid-stride loop over count items. */
+inline unsigned
+stream_blocks(size_t count)
+{
+	unsigned	blocks = div_up(count, 256 * 4);
+
+	return blocks == 0 ? 1 : (blocks > 65535 ? 65535 : blocks);
+}
+
 }								/* namespace gs */
 
 #endif							/* GS_COMMON_CUH */

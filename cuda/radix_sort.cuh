@@ -1,23 +1,19 @@
 /*-------------------------------------------------------------------------
  *
  * radix_sort.cuh
- *	  The presorted check and the CUB radix sort of key-index records.
- *
- * presort_scan() looks at a range of records as chunks arrive: whether each
- * record is >= (not ascending) or < (not strictly descending) its
- * predecessor, and which bits of each key word differ from record 0's.  The
- * latter lets every radix pass skip bits that are equal in all keys (the
- * high bytes of small integers, the pad of short keys), as the CPU engine
- * skips constant digits.
+ *	  The CUB radix sort of key-index records: the engine's radix algorithm,
+ *	  and the bucket sort's sort of its samples and of buckets too large for
+ *	  a block.
  *
  * radix_sort_values() sorts a list of record positions by the records'
  * keys: least significant word first, one cub::DeviceRadixSort::SortPairs
  * per word that varies (uint64 key, uint32 position), over only the bits
- * that vary.  Every pass is stable and the list starts in index order, so
- * ties come out in index order: the (key, index) order of the contract.
- * One instantiation of SortPairs serves every key width, which keeps the
- * compilation short.  The bucket sort uses it too, for its samples and for
- * buckets too large for shared memory.
+ * that vary (presort.cuh's scan finds them, as the CPU engine skips
+ * constant digits).  Every pass is stable and the list starts in index
+ * order, so ties come out in index order: the (key, index) order of the
+ * contract.  One instantiation of SortPairs serves every key width, which
+ * keeps the compilation short.  gscuda_dispatch.cu and bucket_sort.cuh call
+ * it; the kernel benchmark (bench/kernel_bench.cu) uses its iota_kernel.
  *
  *-------------------------------------------------------------------------
  */
@@ -30,113 +26,6 @@
 
 namespace gs
 {
-
-/* What presort_scan() accumulates over all records of a sort. */
-struct PresortStats
-{
-	unsigned int not_ascending;		/* some record < its predecessor */
-	unsigned int not_descending;	/* some record >= its predecessor */
-	uint64_t	diff[GSCUDA_MAX_KEY_WORDS];	/* bits != record 0's */
-};
-
-template <int N>
-static __global__ void
-presort_kernel(const Key<N> *keys, size_t begin, size_t end, PresortStats *stats)
-{
-	unsigned	not_asc = 0;
-	unsigned	not_desc = 0;
-	uint64_t	diff[N];
-	const Key<N> first = keys[0];
-
-#pragma unroll
-	for (int w = 0; w < N; w++)
-		diff[w] = 0;
-
-	for (size_t r = begin + blockIdx.x * (size_t) blockDim.x + threadIdx.x; r < end;
-		 r += (size_t) gridDim.x * blockDim.x)
-	{
-		Key<N>		cur = keys[r];
-
-#pragma unroll
-		for (int w = 0; w < N; w++)
-			diff[w] |= cur.w[w] ^ first.w[w];
-		if (r > 0)
-		{
-			Key<N>		prev = keys[r - 1];
-
-			if (key_less(cur, prev))
-				not_asc = 1;
-			else
-				not_desc = 1;
-		}
-	}
-
-	/* reduce within the warp, then one atomic per warp */
-	not_asc = __any_sync(0xFFFFFFFFu, not_asc);
-	not_desc = __any_sync(0xFFFFFFFFu, not_desc);
-#pragma unroll
-	for (int w = 0; w < N; w++)
-	{
-		for (int off = 16; off > 0; off >>= 1)
-			diff[w] |= __shfl_xor_sync(0xFFFFFFFFu, diff[w], off);
-	}
-	if ((threadIdx.x & 31) == 0)
-	{
-		if (not_asc)
-			atomicOr(&stats->not_ascending, 1u);
-		if (not_desc)
-			atomicOr(&stats->not_descending, 1u);
-#pragma unroll
-		for (int w = 0; w < N; w++)
-		{
-			if (diff[w])
-				atomicOr((unsigned long long *) &stats->diff[w], (unsigned long long) diff[w]);
-		}
-	}
-}
-
-/* Scan records [begin, end) (record begin-1 must be on the device too). */
-inline void
-presort_scan(const GsContext &ctx, int key_words, const uint64_t *keys,
-			 size_t begin, size_t end, PresortStats *stats)
-{
-	const int	threads = 256;
-	unsigned	blocks;
-
-	if (end <= begin)
-		return;
-	blocks = div_up(end - begin, threads * 8);
-	if (blocks > 4096)
-		blocks = 4096;
-	with_key_words(key_words, [&](auto width) {
-		constexpr int N = decltype(width)::value;
-
-		presort_kernel<N><<<blocks, threads, 0, ctx.stream>>>((const Key<N> *) keys, begin, end, stats);
-	});
-	check_launch(ctx, "presort_kernel");
-}
-
-/* perm = identity (direction 1) or reversed (direction 2). */
-static __global__ void
-fill_presorted_kernel(uint32_t *perm, size_t n, int direction)
-{
-	for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;
-		 i += (size_t) gridDim.x * blockDim.x)
-		perm[i] = (uint32_t) (direction == 1 ? i : n - 1 - i);
-}
-
-inline void
-fill_presorted(const GsContext &ctx, uint32_t *perm, size_t n, int direction)
-{
-	unsigned	blocks = div_up(n, 256 * 4);
-
-	if (n == 0)
-		return;
-	if (blocks > 65535)
-		blocks = 65535;
-	fill_presorted_kernel<<<blocks, 256, 0, ctx.stream>>>(perm, n, direction);
-	check_launch(ctx, "fill_presorted_kernel");
-}
 
 /* out[q] = word w of the record at position vals[q] (or q). */
 static __global__ void
@@ -158,14 +47,6 @@ iota_kernel(uint32_t *out, size_t count)
 	for (size_t q = blockIdx.x * (size_t) blockDim.x + threadIdx.x; q < count;
 		 q += (size_t) gridDim.x * blockDim.x)
 		out[q] = (uint32_t) q;
-}
-
-inline unsigned
-stream_blocks(size_t count)
-{
-	unsigned	blocks = div_up(count, 256 * 4);
-
-	return blocks == 0 ? 1 : (blocks > 65535 ? 65535 : blocks);
 }
 
 /*
