@@ -72,7 +72,8 @@
  * share with the host (SplitBucket, SplitChunk); and this file, the host
  * side: sizing (bucket_tile_records, choose_buckets, ...), the launches,
  * split_buckets, bucket_sort_tiles and bucket_sort_finish.  Each includes
- * the one before it; the engine (gpusort_cuda.cu) includes only this one.
+ * the one before it; the engine's dispatch (gscuda_dispatch.cu) includes
+ * only this one.
  *
  *-------------------------------------------------------------------------
  */

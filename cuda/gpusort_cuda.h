@@ -3,6 +3,12 @@
  * gpusort_cuda.h
  *	  C interface of the CUDA engine (the .cu files in cuda/), as seen from src/.
  *
+ * Its only caller in the extension is the GPU service (src/service_worker.c);
+ * the kernel tests (test/gpu/kernel_test.cu) and the benchmarks
+ * (bench/kernel_bench.cu, bench/split_check.cu) call it too.  It is
+ * implemented by cuda/gscuda_api.cu, whose head describes the engine's
+ * layers below it.
+ *
  * The CUDA side knows nothing of PostgreSQL: it never pallocs, never
  * ereports and never longjmps.  Every function reports failure by returning
  * a non-zero code and writing a message into the caller's errbuf; the caller
@@ -23,11 +29,11 @@
  * Keys arrive in chunks of chunk_records records (a power of two) written by
  * the caller into pinned host buffers that this side hands out; a chunk is
  * submitted as soon as it is full, so the transfer and the tile sorts
- * overlap with the production of the next chunk.  Chunk buffers stay valid
- * and unchanged until gscuda_sort_end(): the caller reads keys back from
- * them for its tie-resolution pass.  A caller whose keys already lie in
- * host memory it registered (gscuda_register_host) uploads them from there
- * instead, piece by piece, with no chunk buffer and no copy on the host.
+ * overlap with the production of the next chunk.  Chunk buffers stay valid,
+ * holding what the caller wrote, until gscuda_sort_end().  A caller whose
+ * keys already lie in host memory it registered (gscuda_register_host)
+ * uploads them from there instead, piece by piece, with no chunk buffer and
+ * no copy on the host.
  *
  *-------------------------------------------------------------------------
  */

@@ -2,11 +2,12 @@
  *
  * gs_common.cuh
  *	  What every part of the CUDA engine shares: the record key type, the
- *	  composite (key, index) order, error reporting, and the device memory
- *	  account that enforces a sort's memory limit and injects faults.
+ *	  composite (key, index) order, error reporting, waiting for the GPU,
+ *	  launch helpers, and the device memory account that enforces a sort's
+ *	  memory limit and injects faults.
  *
  * Errors inside the engine are C++ exceptions (GsError) that never leave
- * it: each extern "C" function of gpusort_cuda.cu catches everything and
+ * it: each extern "C" function of gscuda_api.cu catches everything and
  * turns it into a return code and a message.  Device memory is taken with
  * cudaMallocAsync on the sort's stream through GsMemory, which counts the
  * bytes held (for the limit and the peak reported in the stats); DevBuf
