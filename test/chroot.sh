@@ -11,13 +11,17 @@
 #                                     the variables given (USE_CUDA=0,
 #                                     GPUSORT_SPILL=1, ...)
 #
-# PostgreSQL 17 comes from trixie and 18 from sid; their binaries need a
-# newer C library than Debian 12 has, so they are never installed on the
-# machine itself.  The build, the server and every test run inside the
-# chroot, in a mount namespace of their own (/proc, /dev and a private
-# /dev/shm for PostgreSQL's dynamic shared memory), so that nothing stays
-# mounted when the command ends, however it ends.  Needs root and
-# debootstrap (installed if missing).
+# PostgreSQL 17 comes from trixie, 18 from sid, and 19 (a beta or release
+# candidate) from experimental on top of sid: only the packages listed in
+# experimental_pkgs are taken from it, by an apt preferences file; the rest
+# stays sid's.  Their binaries need a newer C library than Debian 12 has,
+# so they are never installed on the machine itself.  Where DIR already is
+# a chroot of the suite (a copy of another one: cp -a), debootstrap is
+# skipped and only what is missing is added.  The build, the server and
+# every test run inside the chroot, in a mount namespace of their own
+# (/proc, /dev and a private /dev/shm for PostgreSQL's dynamic shared
+# memory), so that nothing stays mounted when the command ends, however it
+# ends.  Needs root and debootstrap (installed if missing).
 #
 # Environment:
 #   GPUSORT_CHROOT_SUITE   Debian suite to use instead of MAJOR's default
@@ -35,9 +39,16 @@ suite_for() {
   case "$1" in
     15) echo bookworm ;;
     17) echo trixie ;;
-    18) echo sid ;;
+    18|19) echo sid ;;
     *) die "no Debian suite known for PostgreSQL $1 (set GPUSORT_CHROOT_SUITE)" ;;
   esac
+}
+
+# majors that come from experimental, and the packages taken from it: the
+# server's own and the libpq that they need at least
+needs_experimental() { [ "$1" = 19 ]; }
+experimental_pkgs() {
+  echo "postgresql-$1 postgresql-client-$1 postgresql-server-dev-$1 postgresql-$1-jit libpq5 libpq-dev"
 }
 
 # run "$@" up to 3 times, 20 s apart: mirrors and networks fail now and then
@@ -82,17 +93,33 @@ create() {
   fi
 
   echo "== chroot $dir: Debian $suite for PostgreSQL $major"
-  for n in 1 2 3; do
-    rm -rf "$dir"
-    mkdir -p "$dir"
-    debootstrap --variant=minbase "${cache_opt[@]}" "$suite" "$dir" "$mirror" \
-        > "$dir.debootstrap.log" 2>&1 && break
-    tail -5 "$dir.debootstrap.log" >&2
-    [ $n = 3 ] && die "debootstrap $suite failed 3 times (log: $dir.debootstrap.log)"
-    echo "chroot.sh: debootstrap failed, again in 20 s" >&2
-    sleep 20
-  done
-  rm -f "$dir.debootstrap.log"
+  if [ -x "$dir/usr/bin/apt-get" ] && grep -qs "^deb [^ ]* $suite main" "$dir/etc/apt/sources.list"; then
+    echo "== $dir already is a chroot of $suite: debootstrap skipped"
+  else
+    for n in 1 2 3; do
+      rm -rf "$dir"
+      mkdir -p "$dir"
+      debootstrap --variant=minbase "${cache_opt[@]}" "$suite" "$dir" "$mirror" \
+          > "$dir.debootstrap.log" 2>&1 && break
+      tail -5 "$dir.debootstrap.log" >&2
+      [ $n = 3 ] && die "debootstrap $suite failed 3 times (log: $dir.debootstrap.log)"
+      echo "chroot.sh: debootstrap failed, again in 20 s" >&2
+      sleep 20
+    done
+    rm -f "$dir.debootstrap.log"
+  fi
+
+  # experimental's Release says NotAutomatic (priority 1): nothing comes
+  # from it but what the preferences file raises to sid's 500, where its
+  # version is the higher one
+  if needs_experimental "$major"; then
+    echo "deb $mirror experimental main" > "$dir/etc/apt/sources.list.d/gpusort-experimental.list"
+    cat > "$dir/etc/apt/preferences.d/gpusort-experimental" <<PREF
+Package: $(experimental_pkgs "$major")
+Pin: release a=experimental
+Pin-Priority: 500
+PREF
+  fi
 
   # no services start inside the chroot, and no cluster is created: the
   # tests start their own servers

@@ -1,14 +1,22 @@
 #!/bin/bash
 # test/install-deps.sh: install what building and testing gpusort needs on a
-# Debian/Ubuntu machine (as root): PostgreSQL PG_MAJOR (default 15) with its
-# server headers and PGXS, a C compiler and make, Perl's IPC::Run for the
-# TAP tests, Python 3 for the fuzzer, and the en_US, de_DE and sv_SE UTF-8
+# Debian/Ubuntu machine (as root): PostgreSQL PG_MAJOR with its server
+# headers and PGXS, a C compiler and make, Perl's IPC::Run for the TAP
+# tests, Python 3 for the fuzzer, and the en_US, de_DE and sv_SE UTF-8
 # locales that the collation tests use.  Does nothing that is already done.
-# The distribution must ship PostgreSQL PG_MAJOR (Debian 12: 15; trixie: 17;
-# sid: 18); test/chroot.sh runs this script in such a chroot.
+#
+# Without PG_MAJOR, the distribution's own PostgreSQL is taken: the major
+# of its "postgresql" package's dependency (Debian 12: 15; trixie: 17;
+# sid: 18), else the newest postgresql-NN that apt knows of.  A package
+# that apt does not know of at all is reported at once; only apt's
+# downloads are tried again (three times), for a mirror's hiccups.
+# test/chroot.sh runs this script in chroots of newer suites, with
+# PG_MAJOR set (19: with experimental's PostgreSQL pinned in).
 set -euo pipefail
 [ "$(id -u)" = 0 ] || { echo "install-deps: run as root (or install the packages yourself)" >&2; exit 1; }
-major=${PG_MAJOR:-15}
+export DEBIAN_FRONTEND=noninteractive
+
+die() { echo "install-deps: $*" >&2; exit 1; }
 
 # apt fails now and then on a mirror's hiccup: three tries
 apt_retry() {
@@ -21,6 +29,36 @@ apt_retry() {
   return 1
 }
 
+# package lists are fetched once, and only where something is missing
+updated=0
+apt_update() {
+  [ $updated = 1 ] && return 0
+  apt_retry apt-get update -qq || die "apt-get update failed"
+  updated=1
+}
+
+# the major of the distribution's own PostgreSQL: "postgresql" depends on
+# postgresql-NN; without that package, the highest postgresql-NN known
+default_major() {
+  local m
+  m=$(apt-cache show postgresql 2>/dev/null \
+        | sed -n -E 's/^Depends:.*postgresql-([0-9]+)([ ,]|$).*/\1/p' | sort -n | tail -1)
+  [ -n "$m" ] || m=$(apt-cache pkgnames postgresql- 2>/dev/null \
+        | sed -n -E 's/^postgresql-([0-9]+)$/\1/p' | sort -n | tail -1)
+  echo "$m"
+}
+
+major=${PG_MAJOR:-}
+if [ -z "$major" ]; then
+  major=$(default_major)
+  if [ -z "$major" ]; then
+    apt_update
+    major=$(default_major)
+  fi
+  [ -n "$major" ] || die "no PostgreSQL package known to apt (set PG_MAJOR)"
+  echo "install-deps: PostgreSQL $major, the distribution's own (PG_MAJOR not set)"
+fi
+
 need=()
 for p in postgresql-$major postgresql-server-dev-$major libicu-dev libipc-run-perl \
          locales python3 make gcc libc6-dev curl; do
@@ -28,8 +66,15 @@ for p in postgresql-$major postgresql-server-dev-$major libicu-dev libipc-run-pe
 done
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing: ${need[*]}"
-  apt_retry apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt_retry apt-get install -y -qq "${need[@]}" >/dev/null
+  apt_update
+  # a name that apt does not know of fails the same way every time:
+  # report it instead of trying again
+  unknown=()
+  for p in "${need[@]}"; do
+    apt-cache show "$p" >/dev/null 2>&1 || unknown+=("$p")
+  done
+  [ ${#unknown[@]} = 0 ] || die "no such package here: ${unknown[*]} (PostgreSQL $major is not shipped by this distribution's apt sources)"
+  apt_retry apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 # en_US for the suite's default collation; de_DE and sv_SE for libc
 # collation tests whose accents and letters sort differently

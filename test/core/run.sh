@@ -34,10 +34,13 @@
 # left alone); only src/test/regress and contrib/spi are unpacked from the
 # orig tarball, and regress.so, refint.so and autoinc.so are built with
 # PGXS.  That is done once per server version and kept, with each pass's
-# results, under $GPUSORT_CORE_CACHE/MAJOR.  Where the archive no longer
-# has the server's own version, the newest of the same major is used (from
-# the index, or else an earlier minor release's orig tarball that the
-# mirror's pool still keeps); its
+# results, under $GPUSORT_CORE_CACHE/MAJOR.  Where apt cannot download the
+# source package, its orig tarball is fetched from the mirror's pool by
+# name (postgresql-19_19~rc1.orig.tar.bz2 for a release candidate from
+# experimental).  Where the archive no longer has the server's own
+# version, the newest of the same major is used (from the index, or else
+# an earlier minor release's orig tarball that the mirror's pool still
+# keeps); its
 # expected files may then not fit the server (fixes of later minor
 # releases), so the off pass is compared with a none pass instead: a
 # server with gpusort preloaded and off must give the results of one
@@ -130,21 +133,35 @@ download() {
     return
   fi
 
-  # a mirror may keep the orig tarballs of earlier minor releases in its
+  # the orig tarball by name from the mirror's pool: first those of the
+  # installed and the indexed versions (a source package whose .dsc is
+  # missing; a beta or release candidate, 19~rc1, has no minor release),
+  # then those of earlier minor releases, which a mirror may keep in its
   # pool after their source packages have left the index: the newest one
   # there (the suite of an earlier minor release; see skew below)
-  local mirror minor file
+  local mirror minor file up ups=()
   mirror=$(cat "$apt"/parts/* | sed -nE 's@^(deb-src[[:space:]]+|URIs:[[:space:]]*)(\[[^]]*\][[:space:]]+)?(https?://[^[:space:]]+/debian)/?([[:space:]].*)?$@\3@p' | head -1) || true
+  for v in $debver $versions; do
+    up=${v#*:}
+    up=${up%-*}
+    [[ " ${ups[*]} " == *" $up "* ]] || ups+=("$up")
+  done
   minor=$(echo "$versions $debver" | tr ' ' '\n' | sed -nE "s/^$major\.([0-9]+).*/\1/p" | sort -n | tail -1) || true
-  if [ -n "$mirror" ] && [ -n "$minor" ]; then
+  if [ -n "$minor" ]; then
     for ((m = minor; m >= 0 && m > minor - 8; m--)); do
-      file=postgresql-${major}_$major.$m.orig.tar.bz2
+      [[ " ${ups[*]} " == *" $major.$m "* ]] || ups+=("$major.$m")
+    done
+  fi
+  if [ -n "$mirror" ]; then
+    for up in "${ups[@]}"; do
+      file=postgresql-${major}_$up.orig.tar.bz2
       if curl -sfL -m 300 -o "$dl/$file" "$mirror/pool/main/p/postgresql-$major/$file"; then
         orig=$dl/$file
-        srcver=$major.$m
+        srcver=$up
         echo "core/run.sh: using $file from $mirror's pool" >&2
         return
       fi
+      echo "core/run.sh: $file: not in $mirror's pool" >&2
       rm -f "$dl/$file"
     done
   fi
@@ -201,8 +218,9 @@ echo "== core regression suite of postgresql-$major $srcver (${GPUSORT_CORE_ORIG
 # where the archive no longer has the installed version's source, the
 # suite's expected files may not fit the server: the off pass is then
 # compared with a pass without gpusort (none) instead
+# (Debian's 19~rc1 is the project's 19rc1)
 skew=0
-if [ "${srcver%%-*}" != "$(echo "$pgversion" | sed -E 's/^PostgreSQL ([^ ]+).*/\1/')" ]; then
+if [ "$(echo "${srcver%%-*}" | tr -d '~')" != "$(echo "$pgversion" | sed -E 's/^PostgreSQL ([^ ]+).*/\1/')" ]; then
   skew=1
   echo "   (not the server's version: the off pass must give the results of a server without gpusort)"
 fi
