@@ -176,6 +176,7 @@ gscuda_sort_begin(int key_words, size_t chunk_records, size_t expected_records,
 			fail("chunk_records must be a power of two");
 		if (algorithm < GSCUDA_ALGO_AUTO || algorithm > GSCUDA_ALGO_RADIX)
 			fail("unknown algorithm");
+		select_current_device();
 		return begin_sort(key_words, chunk_records, expected_records, algorithm,
 						  mem_limit, fault);
 	}

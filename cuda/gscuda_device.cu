@@ -139,6 +139,11 @@ check_current_device(void)
 {
 	if (device_state[cuda_device] != 1)
 		fail(device_error[cuda_device]);
+}
+
+void
+select_current_device(void)
+{
 	GS_CHECK(cudaSetDevice(cuda_device));
 }
 

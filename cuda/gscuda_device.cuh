@@ -39,8 +39,11 @@ void		describe_device(int device, char *name, size_t namelen,
 /* Make open device `device` current; false if it is not open or unusable. */
 bool		use_device(int device);
 
-/* Throw unless the current device is open and usable; make it CUDA's current. */
+/* Throw unless the current device is open and usable. */
 void		check_current_device(void);
+
+/* Make the current device CUDA's current device for this thread. */
+void		select_current_device(void);
 
 /* Number of CUDA devices (asked once), or -1 with *error set. */
 int			count_devices(const char **error);
