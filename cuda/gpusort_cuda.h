@@ -130,9 +130,6 @@ extern void gscuda_set_pinned_cache(size_t bytes);
 typedef int (*GsCudaWaitHook) (int waiting);
 extern void gscuda_set_wait_hook(GsCudaWaitHook hook);
 
-/* Pinned host memory this process holds: in use by sorts, and cached. */
-extern void gscuda_pinned_usage(size_t *in_use, size_t *cached);
-
 /* Arm one fault for the next sort (GSCUDA_FAULT_NONE disarms). */
 extern void gscuda_set_fault(GsCudaFault fault);
 
