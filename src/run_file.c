@@ -13,7 +13,7 @@
  * once, front to back, in large pieces: it needs neither BufFile's 8 kB
  * buffer nor logtape.c's recycling of blocks between tapes.
  *
- * A run written in the background (sort_runs.c) is written by one of the
+ * A run written in the background (run_write.c) is written by one of the
  * sort's key threads, which must not call into PostgreSQL.  So the backend
  * first *reserves* the run's whole extent: it writes the extent's last byte
  * through fd.c, which checks temp_file_limit and counts the bytes as

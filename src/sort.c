@@ -13,7 +13,7 @@
  * The batch may hold what the backend's budget (gpusort.max_memory,
  * sort_budget.c) leaves to this sort, or less where the server's budget
  * (gpusort.server_memory) has less left.  When it is full, it is sorted and
- * written to a temporary file as a sorted run (sort_runs.c), its memory is
+ * written to a temporary file as a sorted run (run_write.c), its memory is
  * freed, and loading goes on into an empty batch; once the sort has
  * spilled, each later batch leaves an eighth of what it may take to the
  * merge's read buffers, and the last batch but one is cut short where the
@@ -54,7 +54,7 @@
 #include "sort.h"
 #include "sort_batch.h"
 #include "sort_budget.h"
-#include "sort_runs.h"
+#include "run.h"
 
 /* how many tuples ahead of the read position emitting prefetches */
 #define EMIT_PREFETCH		16

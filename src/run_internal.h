@@ -1,0 +1,152 @@
+/*-------------------------------------------------------------------------
+ *
+ * run_internal.h
+ *	  The state of a sort's runs, shared by run.c, the run writer
+ *	  (run_write.c) and the merge (run_merge.c); sort.c sees only run.h.
+ *
+ * The runs written and not merged yet are kept in the order written
+ * (pending); the writer adds to them, a merge pass replaces groups of them
+ * by longer runs, and the final merge takes them all, with the last batch
+ * held in memory.  The disk they use is counted here as it changes, for
+ * EXPLAIN's peak.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUSORT_RUN_INTERNAL_H
+#define GPUSORT_RUN_INTERNAL_H
+
+#include "postgres.h"
+
+#include "utils/logtape.h"
+
+#include "tiebreak.h"
+#include "run.h"
+#include "run_file.h"
+
+/* records between checks for cancel */
+#define RECORDS_PER_INTERRUPT_CHECK 1024
+
+/* A run in its file, waiting to be merged. */
+typedef struct SortedRun
+{
+	RunFile		file;
+	int64		ntuples;
+	int			key_words;		/* 0: no keys in the run */
+	int			layout_version;
+	bool		keys_order;		/* keys decide where they differ */
+	bool		exact;			/* equal keys mean equal records */
+} SortedRun;
+
+/* One input of a merge: a run in its file, or the batch held in memory. */
+typedef struct MergeInput
+{
+	bool		on_file;		/* false: the batch in memory */
+	RunFile    *file;			/* the run's, in SortRuns.pending */
+	off_t		read_pos;		/* where the next chunk starts in the file */
+	int64		remaining;		/* records still in the file */
+	MinimalTuple *mem_tuples;	/* the batch's sorted tuples and keys */
+	const uint64 *mem_keys;
+	size_t		mem_pos;
+	size_t		mem_n;
+	int			key_words;
+	int			layout_version;
+	bool		keys_order;
+	bool		exact;
+
+	/*
+	 * A run is read a chunk at a time into chunk[], whose bytes from
+	 * chunk_pos to chunk_end are not parsed yet; each record is then
+	 * decoded out of it into buf, where its tuple gets back its length and
+	 * its alignment.
+	 */
+	char	   *chunk;
+	Size		chunk_size;
+	Size		chunk_pos;
+	Size		chunk_end;
+
+	/* the current record */
+	MinimalTuple tuple;
+	const uint64 *key;
+	bool		exhausted;		/* no current record: past the last */
+	char	   *buf;			/* a run's record, decoded */
+	Size		buflen;
+	MemoryContext cxt;			/* where buf and chunk live */
+} MergeInput;
+
+/* A merge: its inputs in a tree of losers; run_merge.c says how. */
+typedef struct Merge
+{
+	MergeInput *inputs;
+	int			ninputs;
+	int		   *tree;			/* ninputs entries: winner, then losers */
+	uint64	   *first_words;	/* each input's key's first word */
+	bool		keys_decide;	/* every input's keys order its records */
+	bool		winner_returned;	/* the winner's record went out: advance it */
+} Merge;
+
+/* a run being written behind the backend (run_write.c) */
+typedef struct RunWriter RunWriter;
+
+struct SortRuns
+{
+	SortBatchShared *sh;
+	MemoryContext cxt;
+	LogicalTapeSet *tapeset;	/* random access: the merged result's */
+	Tiebreak	tb;
+
+	SortedRun  *pending;		/* runs not merged yet, in the order written */
+	int			npending;
+	int			maxpending;
+	RunWriter  *writer;			/* the run written behind, or NULL */
+
+	int			runs_written;
+	int			runs_behind;	/* of them, written behind the backend */
+	int			merge_passes;
+	off_t		disk_bytes;		/* in the runs' files now */
+	off_t		max_disk_bytes;
+	RunFile		pass_output;	/* the run a merge pass writes; -1: none */
+
+	/* the final merge, on the fly */
+	Merge		final;
+	bool		on_the_fly;
+
+	/* random access: the merged result on one frozen tape */
+	LogicalTape *result;
+	int64		result_n;
+	int64		pos;			/* last returned, -1 before the first */
+	int64		tape_at;		/* the record whose start the tape is at */
+	char	   *result_buf;
+	Size		result_buflen;
+	long		mark_block;
+	int			mark_offset;
+	int64		mark_tape_at;
+	int64		markpos;
+};
+
+/* run.c */
+extern SortedRun *runs_add_run(SortRuns *runs);
+extern void runs_note_disk_use(SortRuns *runs);
+extern void runs_close_run_file(SortRuns *runs, RunFile *file);
+
+/*
+ * run_write.c: records written by the backend one at a time (a small
+ * batch, a merge pass) go through a buffer of RUN_WRITE_BUFFER bytes into
+ * the run's file.
+ */
+#define RUN_WRITE_BUFFER	((Size) 64 * 1024)
+
+typedef struct RunOutput
+{
+	RunFile    *file;
+	char	   *buf;
+	Size		used;
+} RunOutput;
+
+extern void run_output_record(RunOutput *out, int key_words, const uint64 *key,
+							  MinimalTuple tuple);
+extern void run_output_flush(RunOutput *out);
+
+/* run_merge.c */
+extern void runs_close_merge(SortRuns *runs);
+
+#endif							/* GPUSORT_RUN_INTERNAL_H */

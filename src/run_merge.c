@@ -1,0 +1,602 @@
+/*-------------------------------------------------------------------------
+ *
+ * run_merge.c
+ *	  The k-way merge of a sort's runs on the way out: merge passes, the
+ *	  final merge on the fly, and the random-access result with its
+ *	  positions.
+ *
+ * The runs (run_write.c) are read back from their files (run_file.c) and
+ * their records decoded (run_format.h).  The last batch is not written: it
+ * stays in memory and is one input of the final merge.
+ *
+ * The merge compares the keys that the runs carry first, and calls
+ * PostgreSQL's comparators (resolve.c) only where two inexact keys are
+ * equal.  Keys of runs whose layouts differ (a NULL seen late widens the
+ * layout) or that do not follow PostgreSQL's order where they differ (libc
+ * collation keys, or a batch that comparators sorted) are not compared:
+ * such pairs go to the comparators.
+ *
+ * With more runs than the merge memory can read at once (a read buffer of
+ * at least RUN_READ_BUFFER_MIN each), runs are first merged in groups into
+ * longer runs, pass after pass, as tuplesort.c does.  The final merge then
+ * runs on the fly as the executor fetches: a tree of losers over the
+ * inputs' current records, nothing written twice; runs are read a chunk at
+ * a time, and records decoded from the chunk.  A merge removes each
+ * input's file as soon as it has read it to its end, so that a pass, or the
+ * final merge, does not hold the disk its inputs gave up.
+ *
+ * Where the plan needs random access (backward scan, mark/restore,
+ * rewind), the final merge is instead written to a logical tape of
+ * logtape.c, in records of their own,
+ *
+ *		uint32 length | MinimalTuple (length bytes) | uint32 length
+ *
+ * whose length at both ends lets the tape be read backwards; the tape is
+ * frozen so that it can be read again.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "commands/tablespace.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "cpu_radix.h"
+#include "faults.h"
+#include "run_format.h"
+#include "run_internal.h"
+
+/* the most runs one merge reads at once, as tuplesort.c's MAXORDER */
+#define MAX_MERGE_ORDER		500
+
+/*
+ * A merge (Merge, in run_internal.h): its inputs in a tree of losers (Knuth, TAOCP vol. 3, 5.4.1).
+ * Node j (1 <= j < ninputs) holds the input that lost the match played
+ * there, between the winners of its two subtrees; input i is leaf
+ * ninputs + i, and node 0 holds the overall winner, whose current record
+ * is the smallest.  When the winner advances, one match per level is
+ * replayed on its way up: log2(ninputs) comparisons, where a binary heap
+ * needs up to twice as many.  Where all inputs' keys decide their order
+ * (keys_decide), a match compares the first words of the two inputs' keys,
+ * kept side by side in first_words (the largest word for an exhausted
+ * input), and looks further only where they are equal; the winner is then
+ * chosen without a branch, since on unsorted data which input wins cannot
+ * be predicted.
+ */
+
+/*
+ * Make sure in's chunk holds the next `need` bytes of its run unparsed,
+ * reading more (and keeping the bytes not parsed yet) as needed.
+ */
+static void
+input_fill(MergeInput *in, Size need)
+{
+	Size		have = in->chunk_end - in->chunk_pos;
+	Size		more;
+
+	if (have >= need)
+		return;
+	if (need > in->chunk_size)
+	{
+		Size		newsize = Max(need, in->chunk_size * 2);
+		char	   *chunk = MemoryContextAlloc(in->cxt, newsize);
+
+		memcpy(chunk, in->chunk + in->chunk_pos, have);
+		pfree(in->chunk);
+		in->chunk = chunk;
+		in->chunk_size = newsize;
+	}
+	else
+		memmove(in->chunk, in->chunk + in->chunk_pos, have);
+	in->chunk_pos = 0;
+	in->chunk_end = have;
+	more = Min(in->chunk_size - have, (Size) (in->file->size - in->read_pos));
+	if (have + more < need)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("gpusort: unexpected end of data in a temporary file")));
+	run_file_read(in->file, in->read_pos, in->chunk + have, more);
+	in->read_pos += more;
+	in->chunk_end += more;
+}
+
+/* Make in's next record current; false (and exhausted) at its end. */
+static bool
+input_advance(MergeInput *in)
+{
+	uint32		len;
+	const char *record;
+
+	if (!in->on_file)
+	{
+		if (in->mem_pos >= in->mem_n)
+		{
+			in->exhausted = true;
+			return false;
+		}
+		if (in->mem_pos + 16 < in->mem_n)
+			gs_prefetch(in->mem_tuples[in->mem_pos + 16]);
+		in->tuple = in->mem_tuples[in->mem_pos];
+		in->key = in->mem_keys ? in->mem_keys + in->mem_pos * in->key_words : NULL;
+		in->mem_pos++;
+		return true;
+	}
+	if (in->remaining == 0)
+	{
+		in->exhausted = true;
+		return false;
+	}
+	input_fill(in, RUN_RECORD_LENGTH_BYTES);
+	len = run_record_length(in->chunk + in->chunk_pos);
+	input_fill(in, RUN_RECORD_LENGTH_BYTES + len);
+	record = in->chunk + in->chunk_pos + RUN_RECORD_LENGTH_BYTES;
+	in->chunk_pos += RUN_RECORD_LENGTH_BYTES + len;
+
+	if (run_record_unpacked_bytes(len) > in->buflen)
+	{
+		Size		newlen = Max(run_record_unpacked_bytes(len), Max(in->buflen * 2, 1024));
+
+		if (in->buf)
+			pfree(in->buf);
+		in->buf = MemoryContextAlloc(in->cxt, newlen);
+		in->buflen = newlen;
+	}
+	in->tuple = run_record_get(record, len, in->key_words * sizeof(uint64),
+							   in->buf, &in->key);
+	in->remaining--;
+	return true;
+}
+
+/* Whether two inputs' keys can decide the order of their records. */
+static bool
+keys_comparable(const MergeInput *a, const MergeInput *b)
+{
+	return a->keys_order && b->keys_order && a->key_words > 0 &&
+		a->key_words == b->key_words && a->layout_version == b->layout_version;
+}
+
+/*
+ * Order of two inputs' current records: by their keys where both runs'
+ * keys can decide, else (and where inexact keys are equal) by PostgreSQL's
+ * comparators.
+ */
+static int
+compare_inputs(SortRuns *runs, const MergeInput *a, const MergeInput *b)
+{
+	if (keys_comparable(a, b))
+	{
+		int			c = gs_compare_key_words(a->key, b->key, a->key_words);
+
+		if (c != 0 || a->exact)
+			return c;
+	}
+	return gpusort_compare_tuples(&runs->tb, a->tuple, b->tuple);
+}
+
+/*
+ * Whether input a's current record goes out before input b's: an
+ * exhausted input after every other, equal records in input order (the
+ * runs' order, so that the merge is deterministic).
+ */
+static inline bool
+input_precedes(SortRuns *runs, Merge *m, int a, int b)
+{
+	const MergeInput *ia = &m->inputs[a];
+	const MergeInput *ib = &m->inputs[b];
+	int			cmp;
+
+	if (ia->exhausted || ib->exhausted)
+		return ib->exhausted && (!ia->exhausted || a < b);
+	cmp = compare_inputs(runs, ia, ib);
+	return cmp < 0 || (cmp == 0 && a < b);
+}
+
+/* input_precedes(), deciding at once where the keys' first words differ */
+static inline bool
+input_wins(SortRuns *runs, Merge *m, int a, int b)
+{
+	if (m->keys_decide && m->first_words[a] != m->first_words[b])
+		return m->first_words[a] < m->first_words[b];
+	return input_precedes(runs, m, a, b);
+}
+
+/*
+ * Make input i's next record current, and note its key's first word.  A
+ * run read to its end gives back its file and its read buffer at once.
+ */
+static void
+merge_advance(SortRuns *runs, Merge *m, int i)
+{
+	MergeInput *in = &m->inputs[i];
+	bool		more = input_advance(in);
+
+	if (m->keys_decide)
+		m->first_words[i] = more ? in->key[0] : PG_UINT64_MAX;
+	if (!more && in->on_file)
+	{
+		runs_close_run_file(runs, in->file);
+		if (in->chunk)
+			pfree(in->chunk);
+		in->chunk = NULL;
+		in->chunk_size = 0;
+	}
+}
+
+/* Play the matches of the subtree under node; its winner is returned. */
+static int
+tree_build(SortRuns *runs, Merge *m, int node)
+{
+	int			left;
+	int			right;
+
+	if (node >= m->ninputs)
+		return node - m->ninputs;
+	left = tree_build(runs, m, 2 * node);
+	right = tree_build(runs, m, 2 * node + 1);
+	if (input_wins(runs, m, left, right))
+	{
+		m->tree[node] = right;
+		return left;
+	}
+	m->tree[node] = left;
+	return right;
+}
+
+/* Whether the inputs' keys decide the order of all their records. */
+static bool
+inputs_share_keys(MergeInput *inputs, int n)
+{
+	for (int i = 0; i < n; i++)
+	{
+		if (!keys_comparable(&inputs[0], &inputs[i]))
+			return false;
+	}
+	return true;
+}
+
+/* Read each input's first record and play the tournament. */
+static void
+merge_start(SortRuns *runs, Merge *m)
+{
+	MemoryContext cxt = GetMemoryChunkContext(m->inputs);
+
+	m->tree = MemoryContextAlloc(cxt, sizeof(int) * Max(m->ninputs, 1));
+	m->first_words = MemoryContextAlloc(cxt, sizeof(uint64) * Max(m->ninputs, 1));
+	m->keys_decide = inputs_share_keys(m->inputs, m->ninputs);
+	for (int i = 0; i < m->ninputs; i++)
+		merge_advance(runs, m, i);
+	if (m->ninputs > 0)
+		m->tree[0] = tree_build(runs, m, 1);
+	m->winner_returned = false;
+}
+
+/* The merge's next input, whose current record is the smallest; NULL at the end. */
+static MergeInput *
+merge_next(SortRuns *runs, Merge *m)
+{
+	int			winner;
+
+	if (m->ninputs == 0)
+		return NULL;
+	winner = m->tree[0];
+	if (m->winner_returned)
+	{
+		/* replay the winner's matches on its way up, with its next record */
+		merge_advance(runs, m, winner);
+		for (int node = (winner + m->ninputs) / 2; node > 0; node /= 2)
+		{
+			int			other = m->tree[node];
+			bool		other_wins = input_wins(runs, m, other, winner);
+
+			m->tree[node] = other_wins ? winner : other;
+			winner = other_wins ? other : winner;
+		}
+		m->tree[0] = winner;
+	}
+	if (m->inputs[winner].exhausted)
+		return NULL;
+	m->winner_returned = true;
+	return &m->inputs[winner];
+}
+
+/*
+ * Set up in to read run's file a chunk of buffer_size bytes at a time; the
+ * chunk and the record buffer live in cxt.
+ */
+static void
+input_from_run(MergeInput *in, SortedRun *run, Size buffer_size, MemoryContext cxt)
+{
+	memset(in, 0, sizeof(MergeInput));
+	in->cxt = cxt;
+	in->on_file = true;
+	in->file = &run->file;
+	in->read_pos = 0;
+	in->remaining = run->ntuples;
+	in->key_words = run->key_words;
+	in->layout_version = run->layout_version;
+	in->keys_order = run->keys_order;
+	in->exact = run->exact;
+	in->chunk_size = Max(buffer_size, BLCKSZ);
+	in->chunk = MemoryContextAlloc(cxt, in->chunk_size);
+}
+
+/*
+ * Merge the n runs of group into one new run, which is returned; their
+ * files go as each is read to its end.  The new run's file is the sort's
+ * pass_output until it is done, so that runs_end closes it after an error.
+ * The tree and the inputs' buffers live in the pass's own memory, which
+ * goes with it.
+ */
+static SortedRun
+merge_to_run(SortRuns *runs, SortedRun *group, int n, Size buffer_size)
+{
+	MemoryContext mergecxt = AllocSetContextCreate(runs->cxt, "GpuSort merge pass",
+												   ALLOCSET_DEFAULT_SIZES);
+	MemoryContext oldcxt = MemoryContextSwitchTo(mergecxt);
+	Merge		m = {0};
+	SortedRun	out = {0};
+	RunOutput	output;
+	MergeInput *in;
+	int64		count = 0;
+
+	m.inputs = palloc(sizeof(MergeInput) * n);
+	m.ninputs = n;
+	for (int i = 0; i < n; i++)
+		input_from_run(&m.inputs[i], &group[i], buffer_size, mergecxt);
+	merge_start(runs, &m);
+	output.buf = palloc(RUN_WRITE_BUFFER);
+	output.used = 0;
+	MemoryContextSwitchTo(oldcxt);
+
+	/* the merged run keeps the keys where they decide in all its inputs */
+	run_file_create(&runs->pass_output);
+	output.file = &runs->pass_output;
+	out.key_words = m.keys_decide ? m.inputs[0].key_words : 0;
+	out.layout_version = m.inputs[0].layout_version;
+	out.keys_order = m.keys_decide;
+	out.exact = m.keys_decide && m.inputs[0].exact;
+	while ((in = merge_next(runs, &m)) != NULL)
+	{
+		if (++count % RECORDS_PER_INTERRUPT_CHECK == 0)
+			CHECK_FOR_INTERRUPTS();
+		run_output_record(&output, out.key_words, in->key, in->tuple);
+	}
+	run_output_flush(&output);
+	out.ntuples = count;
+	out.file = runs->pass_output;
+	runs->pass_output.file = -1;
+	runs->pass_output.size = 0;
+	runs->disk_bytes += out.file.size;
+	runs_note_disk_use(runs);
+	/* every input ran out, and its file went then (merge_advance) */
+	MemoryContextDelete(mergecxt);
+	return out;
+}
+
+/* read buffer of each of n inputs in merge_memory bytes */
+static Size
+read_buffer_size(Size merge_memory, int n)
+{
+	Size		size = merge_memory / Max(n, 1);
+
+	size = Max(size, RUN_READ_BUFFER_MIN);
+	size = Min(size, RUN_READ_BUFFER_MAX);
+	return size - size % BLCKSZ;
+}
+
+/*
+ * Merge runs in passes until the runs in files and the batch held in memory
+ * (last, if it holds records) fit one merge in merge_memory bytes of read
+ * buffers; then start the final merge, on the fly or, for random access,
+ * onto a tape of its own.
+ */
+void
+runs_start_merge(SortRuns *runs, SortBatch *last, Size merge_memory,
+				 bool random_access)
+{
+	int			nmem = (last != NULL && last->ntuples > 0) ? 1 : 0;
+	int			order = (int) Min(merge_memory / RUN_READ_BUFFER_MIN, MAX_MERGE_ORDER);
+	Merge	   *m = &runs->final;
+
+	order = Max(order, 2);
+	Assert(runs->writer == NULL);
+	gpusort_fault_point(GPUSORT_PHASE_MERGE);
+
+	/* passes: groups of `order` runs into one, until one merge takes them all */
+	while (runs->npending + nmem > order)
+	{
+		int			nout = 0;
+		int			want = order - nmem;	/* runs the final merge takes */
+
+		for (int first = 0; first < runs->npending;)
+		{
+			int			n = Min(order, runs->npending - first);
+
+			/* merge no more than needed: the rest may wait for the next pass */
+			if (nout + (runs->npending - first) <= want)
+				n = 1;
+			if (n == 1)
+				runs->pending[nout++] = runs->pending[first];
+			else
+				runs->pending[nout++] = merge_to_run(runs, &runs->pending[first], n,
+												   read_buffer_size(merge_memory, n));
+			first += n;
+		}
+		runs->npending = nout;
+		runs->merge_passes++;
+	}
+
+	/* the final merge */
+	m->ninputs = runs->npending + nmem;
+	m->inputs = MemoryContextAlloc(runs->cxt, sizeof(MergeInput) * Max(m->ninputs, 1));
+	for (int i = 0; i < runs->npending; i++)
+		input_from_run(&m->inputs[i], &runs->pending[i],
+					   read_buffer_size(merge_memory, runs->npending), runs->cxt);
+	if (nmem)
+	{
+		MergeInput *in = &m->inputs[runs->npending];
+
+		memset(in, 0, sizeof(MergeInput));
+		in->mem_tuples = last->sorted;
+		in->mem_keys = last->sorted_keys;
+		in->mem_n = last->ntuples;
+		in->key_words = last->sorted_keys ? last->sorted_key_words : 0;
+		in->layout_version = runs->sh->layout_version;
+		in->keys_order = last->keys_order;
+		in->exact = runs->sh->layout.exact;
+	}
+	runs->npending = 0;
+	merge_start(runs, m);
+	runs->merge_passes++;
+
+	if (!random_access)
+	{
+		runs->on_the_fly = true;
+		return;
+	}
+
+	/* random access: write the merged result, readable both ways */
+	{
+		MergeInput *in;
+		int64		count = 0;
+
+		/* temp_tablespaces, as tuplesort.c does before its tapes */
+		PrepareTempTablespaces();
+		runs->tapeset = LogicalTapeSetCreate(false, NULL, -1);
+		runs->result = LogicalTapeCreate(runs->tapeset);
+		while ((in = merge_next(runs, m)) != NULL)
+		{
+			uint32		len = in->tuple->t_len;
+
+			if (++count % RECORDS_PER_INTERRUPT_CHECK == 0)
+				CHECK_FOR_INTERRUPTS();
+			LogicalTapeWrite(runs->result, &len, sizeof(len));
+			LogicalTapeWrite(runs->result, in->tuple, len);
+			LogicalTapeWrite(runs->result, &len, sizeof(len));
+		}
+		/* every input ran out, and its file went then (merge_advance) */
+		m->ninputs = 0;
+		runs->result_n = count;
+		LogicalTapeFreeze(runs->result, NULL);
+		runs->tape_at = 0;
+		runs->pos = -1;
+		runs_note_disk_use(runs);
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * Reading the result
+ * ---------------------------------------------------------------------
+ */
+
+static void
+read_exactly(LogicalTape *tape, void *ptr, size_t size)
+{
+	if (LogicalTapeRead(tape, ptr, size) != size)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("gpusort: unexpected end of data in a temporary file")));
+}
+
+/* Read the result tape's record j (random access). */
+static MinimalTuple
+result_read(SortRuns *runs, int64 j)
+{
+	LogicalTape *tape = runs->result;
+	uint32		len;
+
+	/* back to record j's start: over each record's trailing length */
+	while (runs->tape_at > j)
+	{
+		if (LogicalTapeBackspace(tape, sizeof(len)) != sizeof(len))
+			elog(ERROR, "gpusort: could not read a temporary file backwards");
+		read_exactly(tape, &len, sizeof(len));
+		if (LogicalTapeBackspace(tape, len + 2 * sizeof(len)) != len + 2 * sizeof(len))
+			elog(ERROR, "gpusort: could not read a temporary file backwards");
+		runs->tape_at--;
+	}
+	/* forward to it, reading the records between */
+	for (;;)
+	{
+		read_exactly(tape, &len, sizeof(len));
+		if (len + sizeof(len) > runs->result_buflen)
+		{
+			Size		newlen = Max(len + sizeof(len), Max(runs->result_buflen * 2, 1024));
+
+			if (runs->result_buf)
+				pfree(runs->result_buf);
+			runs->result_buf = MemoryContextAlloc(runs->cxt, newlen);
+			runs->result_buflen = newlen;
+		}
+		read_exactly(tape, runs->result_buf, len + sizeof(len));
+		if (runs->tape_at++ == j)
+			return (MinimalTuple) runs->result_buf;
+	}
+}
+
+/* The next tuple in the given direction, or NULL past either end. */
+MinimalTuple
+runs_next(SortRuns *runs, bool forward)
+{
+	if (runs->on_the_fly)
+	{
+		MergeInput *in;
+
+		if (!forward)
+			elog(ERROR, "gpusort: backward scan of a sort made without random access");
+		in = merge_next(runs, &runs->final);
+		return in ? in->tuple : NULL;
+	}
+
+	if (!sort_step_position(&runs->pos, runs->result_n, forward))
+		return NULL;
+	return result_read(runs, runs->pos);
+}
+
+void
+runs_markpos(SortRuns *runs)
+{
+	Assert(!runs->on_the_fly);
+	LogicalTapeTell(runs->result, &runs->mark_block, &runs->mark_offset);
+	runs->mark_tape_at = runs->tape_at;
+	runs->markpos = runs->pos;
+}
+
+void
+runs_restorepos(SortRuns *runs)
+{
+	Assert(!runs->on_the_fly);
+	LogicalTapeSeek(runs->result, runs->mark_block, runs->mark_offset);
+	runs->tape_at = runs->mark_tape_at;
+	runs->pos = runs->markpos;
+}
+
+void
+runs_rewind(SortRuns *runs)
+{
+	Assert(!runs->on_the_fly);
+	LogicalTapeRewindForRead(runs->result, BLCKSZ);
+	runs->tape_at = 0;
+	runs->pos = -1;
+	runs->markpos = -1;
+}
+
+/*
+ * Close the final merge's inputs' files, a merge pass's output and the
+ * result's tape: their temporary files go (runs_end).
+ */
+void
+runs_close_merge(SortRuns *runs)
+{
+	for (int i = 0; i < runs->final.ninputs; i++)
+	{
+		if (runs->final.inputs[i].on_file)
+			runs_close_run_file(runs, runs->final.inputs[i].file);
+	}
+	runs->final.ninputs = 0;
+	run_file_close(&runs->pass_output);
+	if (runs->tapeset)
+		LogicalTapeSetClose(runs->tapeset);
+	runs->tapeset = NULL;
+}

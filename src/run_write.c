@@ -1,0 +1,488 @@
+/*-------------------------------------------------------------------------
+ *
+ * run_write.c
+ *	  The run writer: a sorted batch written as a run to a temporary file,
+ *	  by the backend or behind it, while the backend loads the next batch.
+ *
+ * When a sort's input outgrows the memory it may hold, each full batch is
+ * sorted (sort_batch.c) and written here as a *run*: its tuples in sorted
+ * order, each with the key the engine sorted, in the record format of
+ * run_format.h, in a temporary file of PostgreSQL's own (run_file.c), so
+ * that temp_tablespaces, temp_file_limit, log_temp_files and the removal
+ * of temporary files at the end of a transaction behave as they do for
+ * Sort.  The merge (run_merge.c) reads the runs back.
+ *
+ * A run is written in one of three ways, by its size and by whether the
+ * batch has key threads:
+ *
+ * - a small run, by the backend, record after record through a buffer
+ *	 (run_output_record, which a merge pass uses for its output too);
+ * - a large run, by the backend with the batch's key threads serializing
+ *	 its records in slices while the backend writes the previous slice
+ *	 (write_batch_in_threads);
+ * - *behind* the backend: the key threads serialize and write it while
+ *	 the backend goes on loading the next batch (runs_write_batch with
+ *	 behind, runs_finish_write); sort.c keeps the batch until then.
+ *
+ * The last batch is not written: it stays in memory and is one input of
+ * the final merge.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "faults.h"
+#include "keythreads.h"
+#include "run_format.h"
+#include "run_internal.h"
+
+/* Write the buffer's records to the run's file. */
+void
+run_output_flush(RunOutput *out)
+{
+	if (out->used > 0)
+		run_file_append(out->file, out->buf, out->used);
+	out->used = 0;
+}
+
+/* Append one record to the run through the buffer. */
+void
+run_output_record(RunOutput *out, int key_words, const uint64 *key,
+				  MinimalTuple tuple)
+{
+	Size		key_bytes = key_words * sizeof(uint64);
+	Size		need = run_record_bytes(tuple, key_bytes);
+
+	if (out->used + need > RUN_WRITE_BUFFER)
+	{
+		run_output_flush(out);
+		if (need > RUN_WRITE_BUFFER)
+		{
+			/* a record larger than the buffer: its tuple goes directly */
+			out->used = run_record_put_head(out->buf, key, key_bytes, tuple);
+			run_output_flush(out);
+			run_file_append(out->file, RUN_TUPLE_DATA(tuple), RUN_TUPLE_BYTES(tuple));
+			return;
+		}
+	}
+	run_record_put(out->buf + out->used, key, key_bytes, tuple);
+	out->used += need;
+}
+
+/*
+ * Writing a large run with the batch's key threads: the sorted tuples lie
+ * at random places in the arena, so serializing them one by one waits for
+ * memory at every record.  Instead, slices of SPILL_SLICE_RECORDS records
+ * are serialized into a buffer by the threads (the sizes first, then the
+ * bytes at their offsets), while the backend writes the previous slice's
+ * buffer to the run's file.
+ */
+#define SPILL_SLICE_RECORDS		((size_t) 64 * 1024)
+#define SPILL_TASK_RECORDS		((size_t) 4 * 1024)
+
+typedef struct SpillSlice
+{
+	MinimalTuple *sorted;		/* the slice's first sorted tuple */
+	const uint64 *keys;			/* and its key, or NULL */
+	int			key_words;
+	size_t		n;				/* records in the slice */
+	Size	   *offsets;		/* n + 1: each record's offset in buf */
+	char	   *buf;
+	Size		buflen;
+} SpillSlice;
+
+/* a task: the sizes of records [from, to) of a slice, in offsets[i + 1] */
+static bool
+measure_records(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+{
+	SpillSlice *sl = (SpillSlice *) arg;
+	Size		key_bytes = sl->key_words * sizeof(uint64);
+
+	for (size_t i = from; i < to; i++)
+	{
+		if (i + 16 < to)
+			gs_prefetch(sl->sorted[i + 16]);
+		sl->offsets[i + 1] = run_record_bytes(sl->sorted[i], key_bytes);
+	}
+	return true;
+}
+
+/* a task: records [from, to) of a slice, serialized at their offsets */
+static bool
+serialize_records(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+{
+	SpillSlice *sl = (SpillSlice *) arg;
+	Size		key_bytes = sl->key_words * sizeof(uint64);
+
+	for (size_t i = from; i < to; i++)
+	{
+		if (i + 16 < to)
+			gs_prefetch(sl->sorted[i + 16]);
+		run_record_put(sl->buf + sl->offsets[i],
+					   sl->keys ? sl->keys + i * sl->key_words : NULL, key_bytes,
+					   sl->sorted[i]);
+	}
+	return true;
+}
+
+/* Serialize slice sl in the threads: sizes, offsets, then (queued) bytes. */
+static void
+start_slice(KeyThreadPool *pool, KeyTaskGroup *group, SpillSlice *sl, MemoryContext cxt)
+{
+	sl->offsets[0] = 0;
+	keythreads_parallel_for(pool, measure_records, sl, sl->n, SPILL_TASK_RECORDS);
+	for (size_t i = 0; i < sl->n; i++)
+		sl->offsets[i + 1] += sl->offsets[i];
+	if (sl->offsets[sl->n] > sl->buflen)
+	{
+		if (sl->buf)
+			pfree(sl->buf);
+		sl->buflen = Max(sl->offsets[sl->n], sl->buflen * 2);
+		sl->buf = MemoryContextAllocHuge(cxt, sl->buflen);
+	}
+	for (size_t from = 0; from < sl->n; from += SPILL_TASK_RECORDS)
+		keythreads_submit(pool, group, serialize_records, sl, from,
+						  Min(sl->n, from + SPILL_TASK_RECORDS));
+}
+
+static void
+write_batch_in_threads(SortBatch *batch, RunFile *file, int key_words)
+{
+	MemoryContext cxt = AllocSetContextCreate(batch->cxt, "GpuSort spill",
+											  ALLOCSET_DEFAULT_SIZES);
+	SpillSlice	slices[2];
+	KeyTaskGroup *groups[2];
+	size_t		next = 0;
+	int			cur = 0;
+	bool		pending = false;
+
+	for (int s = 0; s < 2; s++)
+	{
+		memset(&slices[s], 0, sizeof(SpillSlice));
+		slices[s].key_words = key_words;
+		slices[s].offsets = MemoryContextAlloc(cxt, sizeof(Size) * (SPILL_SLICE_RECORDS + 1));
+		groups[s] = keythreads_group_create(batch->pool);
+	}
+
+	/* slice cur is serialized in the threads while the backend writes the other */
+	while (next < batch->ntuples || pending)
+	{
+		SpillSlice *sl = &slices[cur];
+		SpillSlice *prev = &slices[1 - cur];
+		bool		started = false;
+
+		if (next < batch->ntuples)
+		{
+			sl->sorted = batch->sorted + next;
+			sl->keys = key_words ? batch->sorted_keys + next * key_words : NULL;
+			sl->n = Min(SPILL_SLICE_RECORDS, batch->ntuples - next);
+			start_slice(batch->pool, groups[cur], sl, cxt);
+			next += sl->n;
+			started = true;
+		}
+		if (pending)
+		{
+			keythreads_wait(batch->pool, groups[1 - cur]);
+			CHECK_FOR_INTERRUPTS();
+			run_file_append(file, prev->buf, prev->offsets[prev->n]);
+		}
+		pending = started;
+		cur = 1 - cur;
+	}
+	keythreads_wait_all(batch->pool);
+	MemoryContextDelete(cxt);
+}
+
+/*
+ * A run written behind the backend: the batch's key threads serialize its
+ * sorted records and write them with pwrite() into the extent that the
+ * backend reserved (run_file.c), while the backend loads the next batch.
+ * The run is cut into parts of consecutive records, one task each; each
+ * part's bytes are measured first, so that every part knows where it
+ * starts in the file and all are written at once, as fast as the backend
+ * writes a run with the same threads.  The writer lives in the batch's
+ * memory, which sort.c keeps until runs_finish_write; the threads'
+ * descriptor is closed there or, after an error, by release_writer_fd when
+ * that memory goes, after the batch's key threads have been joined (they
+ * belong to a child of that memory).
+ */
+#define RUN_WRITER_BUFFER	((Size) 1024 * 1024)
+#define RUN_WRITER_PARTS	16
+
+typedef struct RunWriterPart
+{
+	size_t		from;			/* its records: [from, to) */
+	size_t		to;
+	off_t		offset;			/* where its bytes go */
+	Size		bytes;
+	char	   *buf;
+	int			error;			/* errno of a failed write, or 0 */
+	bool		finished;		/* every record was written */
+} RunWriterPart;
+
+struct RunWriter
+{
+	MinimalTuple *sorted;
+	const uint64 *keys;
+	int			key_words;
+	int			fd;				/* the threads' descriptor, or -1 */
+	int			nparts;
+	RunWriterPart parts[RUN_WRITER_PARTS];
+	KeyThreadPool *pool;
+	KeyTaskGroup *group;
+	MemoryContextCallback release;
+};
+
+static void
+release_writer_fd(void *arg)
+{
+	RunWriter  *w = (RunWriter *) arg;
+
+	run_file_release_thread_fd(w->fd);
+	w->fd = -1;
+}
+
+/* a task: the bytes of parts [from, to) */
+static bool
+measure_parts(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+{
+	RunWriter  *w = (RunWriter *) arg;
+	Size		key_bytes = w->key_words * sizeof(uint64);
+
+	for (size_t p = from; p < to; p++)
+	{
+		RunWriterPart *part = &w->parts[p];
+		Size		bytes = 0;
+
+		for (size_t i = part->from; i < part->to; i++)
+		{
+			if (i + 16 < part->to)
+				gs_prefetch(w->sorted[i + 16]);
+			bytes += run_record_bytes(w->sorted[i], key_bytes);
+		}
+		part->bytes = bytes;
+	}
+	return true;
+}
+
+/* the part's buffer, written out at *offset; false if the write failed */
+static bool
+part_flush(RunWriter *w, RunWriterPart *part, off_t *offset, Size *used)
+{
+	if (*used > 0)
+		part->error = run_file_pwrite(w->fd, *offset, part->buf, *used);
+	*offset += *used;
+	*used = 0;
+	return part->error == 0;
+}
+
+/* a task: serialize and write parts [from, to) */
+static bool
+write_parts(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+{
+	RunWriter  *w = (RunWriter *) arg;
+	Size		key_bytes = w->key_words * sizeof(uint64);
+
+	for (size_t p = from; p < to; p++)
+	{
+		RunWriterPart *part = &w->parts[p];
+		off_t		offset = part->offset;
+		Size		used = 0;
+
+		for (size_t i = part->from; i < part->to; i++)
+		{
+			MinimalTuple tuple = w->sorted[i];
+			const uint64 *key = w->keys ? w->keys + i * w->key_words : NULL;
+			Size		need = run_record_bytes(tuple, key_bytes);
+
+			if (i + 16 < part->to)
+				gs_prefetch(w->sorted[i + 16]);
+			if (used + need > RUN_WRITER_BUFFER)
+			{
+				/* the sort may be ending: give up between buffers */
+				if (key_build_stopped(ctx) || !part_flush(w, part, &offset, &used))
+					return true;
+				if (need > RUN_WRITER_BUFFER)
+				{
+					Size		tuple_bytes = RUN_TUPLE_BYTES(tuple);
+
+					/* a record larger than the buffer: its tuple goes directly */
+					used = run_record_put_head(part->buf, key, key_bytes, tuple);
+					if (!part_flush(w, part, &offset, &used))
+						return true;
+					part->error = run_file_pwrite(w->fd, offset, RUN_TUPLE_DATA(tuple),
+												  tuple_bytes);
+					if (part->error != 0)
+						return true;
+					offset += tuple_bytes;
+					continue;
+				}
+			}
+			run_record_put(part->buf + used, key, key_bytes, tuple);
+			used += need;
+		}
+		if (!part_flush(w, part, &offset, &used))
+			return true;
+		/* the part was measured from the same records: it must be full */
+		if (offset != part->offset + (off_t) part->bytes)
+			part->error = EIO;
+		else
+			part->finished = true;
+	}
+	return true;
+}
+
+/*
+ * Start writing the batch's run behind the backend; false if it cannot be
+ * (no key thread, or no descriptor to spare), and the caller writes it.
+ */
+static bool
+start_write_behind(SortRuns *runs, SortBatch *batch, SortedRun *run, int key_words)
+{
+	RunWriter  *w;
+	size_t		n = batch->ntuples;
+	off_t		offset;
+	Size		total = 0;
+
+	/* a batch whose keys the backend encoded as it loaded has no threads yet */
+	if (batch->pool == NULL && batch_key_threads(batch) > 0)
+		batch_start_key_threads(batch);
+	if (batch->pool == NULL || keythreads_count(batch->pool) == 0)
+		return false;
+	w = MemoryContextAllocZero(batch->cxt, sizeof(RunWriter));
+	w->fd = run_file_thread_fd(&run->file);
+	if (w->fd < 0)
+		return false;
+	w->release.func = release_writer_fd;
+	w->release.arg = w;
+	MemoryContextRegisterResetCallback(batch->cxt, &w->release);
+
+	w->sorted = batch->sorted;
+	w->keys = key_words ? batch->sorted_keys : NULL;
+	w->key_words = key_words;
+	w->nparts = Min(keythreads_count(batch->pool), RUN_WRITER_PARTS);
+	for (int p = 0; p < w->nparts; p++)
+	{
+		w->parts[p].from = n * p / w->nparts;
+		w->parts[p].to = n * (p + 1) / w->nparts;
+	}
+
+	/* each part's length, to reserve the run's extent in the backend */
+	keythreads_parallel_for(batch->pool, measure_parts, w, w->nparts, 1);
+	for (int p = 0; p < w->nparts; p++)
+		total += w->parts[p].bytes;
+	offset = run_file_reserve(&run->file, total);
+	for (int p = 0; p < w->nparts; p++)
+	{
+		w->parts[p].offset = offset;
+		offset += w->parts[p].bytes;
+		w->parts[p].buf = MemoryContextAlloc(batch->cxt, RUN_WRITER_BUFFER);
+	}
+
+	w->pool = batch->pool;
+	w->group = keythreads_group_create(batch->pool);
+	for (int p = 0; p < w->nparts; p++)
+		keythreads_submit(batch->pool, w->group, write_parts, w, p, p + 1);
+
+	/*
+	 * The pool is not counted among the server's sorts with key threads
+	 * while it writes, so that the next batch's own threads get this sort's
+	 * share: the writer's threads spend most of their time in the kernel.
+	 */
+	keythreads_idle(batch->pool);
+	runs->writer = w;
+	return true;
+}
+
+/*
+ * Write the batch's sorted tuples (and keys) as a new run.  With behind,
+ * a key thread may write it while the backend goes on; then true is
+ * returned, and the batch must stay as it is until runs_finish_write.
+ */
+bool
+runs_write_batch(SortRuns *runs, SortBatch *batch, bool behind)
+{
+	SortedRun  *run;
+	int			key_words = batch->sorted_keys ? batch->sorted_key_words : 0;
+	bool		written_behind = false;
+
+	Assert(runs->writer == NULL);
+	run = runs_add_run(runs);
+	run->ntuples = batch->ntuples;
+	run->key_words = key_words;
+	run->layout_version = runs->sh->layout_version;
+	run->keys_order = batch->keys_order;
+	run->exact = runs->sh->layout.exact;
+
+	if (behind && batch->ntuples >= RUN_WRITE_BEHIND_MIN_RECORDS)
+		written_behind = start_write_behind(runs, batch, run, key_words);
+
+	/* an injected fault: with a run written behind, while the threads write */
+	gpusort_fault_point(GPUSORT_PHASE_SPILL);
+	if (written_behind)
+		;
+	else if (batch->pool && keythreads_count(batch->pool) > 0 &&
+			 batch->ntuples >= 2 * SPILL_SLICE_RECORDS)
+		write_batch_in_threads(batch, &run->file, key_words);
+	else
+	{
+		RunOutput	out = {&run->file, MemoryContextAlloc(batch->cxt, RUN_WRITE_BUFFER), 0};
+
+		for (size_t i = 0; i < batch->ntuples; i++)
+		{
+			if (i % RECORDS_PER_INTERRUPT_CHECK == 0)
+				CHECK_FOR_INTERRUPTS();
+			if (i + 16 < batch->ntuples)
+				gs_prefetch(batch->sorted[i + 16]);
+			run_output_record(&out, key_words,
+							  key_words ? batch->sorted_keys + i * key_words : NULL,
+							  batch->sorted[i]);
+		}
+		run_output_flush(&out);
+		pfree(out.buf);
+	}
+	runs->runs_written++;
+	if (written_behind)
+		runs->runs_behind++;
+	runs->disk_bytes += run->file.size;
+	runs_note_disk_use(runs);
+	return written_behind;
+}
+
+/* Whether no run is being written behind the backend any more. */
+bool
+runs_write_done(SortRuns *runs)
+{
+	return runs->writer == NULL ||
+		keythreads_group_done(runs->writer->pool, runs->writer->group);
+}
+
+/*
+ * Wait for the run written behind the backend, if any; after this its
+ * batch may go.  A failed write is reported here, in the backend.
+ */
+void
+runs_finish_write(SortRuns *runs)
+{
+	RunWriter  *w = runs->writer;
+
+	if (w == NULL)
+		return;
+	keythreads_wait(w->pool, w->group);
+	runs->writer = NULL;
+	release_writer_fd(w);
+	for (int p = 0; p < w->nparts; p++)
+	{
+		if (!w->parts[p].finished)
+		{
+			errno = w->parts[p].error ? w->parts[p].error : EIO;
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not write to temporary file: %m")));
+		}
+	}
+}
+
