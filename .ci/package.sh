@@ -37,8 +37,9 @@
 # beside the chroot passes of 17 and 18 only, as a stream of its own that
 # starts once both streams of 15 have ended.  On two cores, with the
 # CPU-only build: about 1 minute to build and lint, then the regression
-# suite, 7 to 9 minutes (as long as test/run.sh's regression pass); about
-# 10 minutes in all, plus the time spent waiting for the lock.
+# suite, 4.5 minutes on a quiet machine and up to 10 on a busy one (as long
+# as test/run.sh's regression pass); 5.5 to 11 minutes in all, plus the
+# time spent waiting for the lock.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
