@@ -32,7 +32,7 @@
 #include "utils/ruleutils.h"
 #include "utils/typcache.h"
 
-#include "gpusort.h"
+#include "explain.h"
 
 /*
  * Append " COLLATE x", " DESC", " USING op" and NULLS placement to a sort

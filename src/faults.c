@@ -26,7 +26,7 @@
 
 #include "compat.h"
 #include "faults.h"
-#include "gpusort.h"
+#include "wait_events.h"
 
 typedef enum GpuSortFaultKind
 {

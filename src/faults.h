@@ -66,7 +66,7 @@ typedef enum GpuSortGpuFault
 	GPUSORT_GPU_FAULT_BUSY
 } GpuSortGpuFault;
 
-/* gpusort.inject_fault (gpusort.c) and its hooks */
+/* gpusort.inject_fault (settings.c) and its hooks */
 extern char *gpusort_inject_fault;
 extern bool gpusort_inject_fault_check(char **newval, void **extra, GucSource source);
 extern void gpusort_inject_fault_assign(const char *newval, void *extra);

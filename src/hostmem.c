@@ -46,8 +46,8 @@
 #include "lib/ilist.h"
 #include "utils/memutils.h"
 
-#include "gpusort.h"
 #include "hostmem.h"
+#include "settings.h"
 
 /* blocks of 2 MB and more are mapped in whole huge pages, for THP to back */
 #define HOSTMEM_ALIGN		((Size) 2 * 1024 * 1024)

@@ -22,7 +22,7 @@
  * NULLs cost a byte per column, so on the fixed path a column gets its NULL
  * byte only once a NULL has been seen in it: key_encode_slot() reports the
  * first NULL of a column whose layout has no NULL byte, and the caller
- * places the layout again and re-encodes the batch (sort_encode.c).  A
+ * places the layout again and re-encodes the batch (batch_encode.c).  A
  * table without NULLs in an int8 column thus sorts 8-byte keys, not
  * 16-byte ones.
  *
@@ -46,9 +46,9 @@
 #include "utils/uuid.h"
 
 #include "compat.h"
-#include "gpusort.h"
 #include "keys.h"
 #include "libc_primary.h"
+#include "settings.h"
 
 /*
  * The locale_t of the database's default collation when it is a libc one:
@@ -700,7 +700,7 @@ encode_key(KeyLayout *layout, TupleTableSlot *slot, const char *data,
 	return ok;
 }
 
-bool
+static bool
 key_encode_slot(KeyLayout *layout, TupleTableSlot *slot, uint64 *key)
 {
 	slot_getsomeattrs(slot, layout->max_attno);

@@ -18,7 +18,7 @@
  * is longer than the prefix, records whose prefixes are equal are refined
  * on the following bytes (refine.c).  A column with no encoding (an
  * unsupported type or operator class) ends the full key: records equal up
- * to it are ordered by PostgreSQL's comparators (tiebreak.c).  So does a
+ * to it are ordered by PostgreSQL's comparators (resolve.c).  So does a
  * long string under a libc collation, whose key is strxfrm's output for its
  * beginning only (keys_build.c): libc keys are checked against strcoll
  * after the sort anyway (refine.c), so a key that orders only by the
@@ -29,7 +29,7 @@
  *	  the whole key fits the prefix; keys are built straight from the slot
  *	  with shifts, the fastest path, for integer, float, date, uuid ... keys;
  *	- the *generic* path (keys_build.c): any other layout; the sort
- *	  (sort_encode.c) keeps each record's key column datums (KeyInputs) and a builder that
+ *	  (batch_encode.c) keeps each record's key column datums (KeyInputs) and a builder that
  *	  never calls into PostgreSQL turns them into any window of the full
  *	  key, in the backend or in key-building threads (keythreads.c).
  *
@@ -309,7 +309,6 @@ extern void key_layout_init(KeyLayout *layout, TupleDesc tupdesc, int ncols,
 							const Oid *collations, const bool *nulls_first,
 							int max_bytes);
 extern void key_layout_place(KeyLayout *layout);
-extern bool key_encode_slot(KeyLayout *layout, TupleTableSlot *slot, uint64 *key);
 extern bool key_encode_tuple(KeyLayout *layout, MinimalTuple tuple,
 							 TupleTableSlot *slot, uint64 *key);
 extern void key_store_inputs(const KeyLayout *layout, TupleTableSlot *slot,

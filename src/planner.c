@@ -55,7 +55,7 @@
  *	- small sorts (below gpusort.min_rows), and everything when gpusort is
  *	  disabled.  Whether a GPU is present does not matter here: with
  *	  gpusort.engine = auto the sort runs on the GPU when one is usable and
- *	  on the CPU engine otherwise (sort_batch.c decides, at execution), and
+ *	  on the CPU engine otherwise (engine_chain.c decides, at execution), and
  *	  the CPU engine alone sorts faster than PostgreSQL's Sort from a
  *	  hundred thousand rows on (bench/results/cpu-engine.md);
  *	- bounded sorts (a Sort below a LIMIT, whose top-N heapsort reads its
@@ -66,6 +66,10 @@
  *	- the Sort nodes chained inside an Agg for grouping sets, which nodeAgg
  *	  reads as sort descriptions and never executes;
  *	- Incremental Sort, which is a different node.
+ *
+ * The node keeps the Sort's keys in custom_private as lists
+ * (gpusort_plan_info_to_list), which the executor nodes read back
+ * (gpusort_plan_info_from_list).
  *
  * Nothing here touches CUDA.
  *
@@ -90,8 +94,10 @@
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 
-#include "gpusort.h"
+#include "nodeGpuSort.h"
 #include "nodeGpuSortLoad.h"
+#include "planner.h"
+#include "settings.h"
 
 static planner_hook_type prev_planner_hook = NULL;
 
@@ -804,4 +810,56 @@ gpusort_planner_init(void)
 {
 	prev_planner_hook = planner_hook;
 	planner_hook = gpusort_planner;
+}
+
+/*
+ * GpuSortPlanInfo <-> custom_private: a list of four lists, so that the
+ * plan survives copyObject() and nodeToString() for parallel workers.
+ */
+List *
+gpusort_plan_info_to_list(const GpuSortPlanInfo *info)
+{
+	List	   *cols = NIL;
+	List	   *ops = NIL;
+	List	   *colls = NIL;
+	List	   *nulls = NIL;
+
+	for (int i = 0; i < info->numCols; i++)
+	{
+		cols = lappend_int(cols, info->sortColIdx[i]);
+		ops = lappend_oid(ops, info->sortOperators[i]);
+		colls = lappend_oid(colls, info->collations[i]);
+		nulls = lappend_int(nulls, info->nullsFirst[i] ? 1 : 0);
+	}
+	return list_make4(cols, ops, colls, nulls);
+}
+
+void
+gpusort_plan_info_from_list(List *private, GpuSortPlanInfo *info)
+{
+	List	   *cols = linitial(private);
+	List	   *ops = lsecond(private);
+	List	   *colls = lthird(private);
+	List	   *nulls = lfourth(private);
+	int			i;
+	ListCell   *lc;
+
+	info->numCols = list_length(cols);
+	info->sortColIdx = palloc(sizeof(AttrNumber) * info->numCols);
+	info->sortOperators = palloc(sizeof(Oid) * info->numCols);
+	info->collations = palloc(sizeof(Oid) * info->numCols);
+	info->nullsFirst = palloc(sizeof(bool) * info->numCols);
+
+	i = 0;
+	foreach(lc, cols)
+		info->sortColIdx[i++] = (AttrNumber) lfirst_int(lc);
+	i = 0;
+	foreach(lc, ops)
+		info->sortOperators[i++] = lfirst_oid(lc);
+	i = 0;
+	foreach(lc, colls)
+		info->collations[i++] = lfirst_oid(lc);
+	i = 0;
+	foreach(lc, nulls)
+		info->nullsFirst[i++] = lfirst_int(lc) != 0;
 }

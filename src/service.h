@@ -31,7 +31,9 @@
  * wait for a free slot.
  *
  * shmem_startup (service_shmem.c) only lays the memory out: the postmaster
- * never touches CUDA.
+ * never touches CUDA.  What the sorts of all backends share apart from the
+ * service (the server's memory budget, the key threads' count, the
+ * counters of gpusort_stat) is in the extension's shared memory (shmem.h).
  *
  *-------------------------------------------------------------------------
  */
@@ -85,7 +87,7 @@ typedef struct ServiceRequest
 	int			device;
 	Size		reserved_bytes; /* GPU memory reserved in the device's budget */
 	char		error[SERVICE_ERROR_LEN];	/* REQUEST_FAILED: why ... */
-	int			failure;		/* ... and its ServiceFallback */
+	int			failure;		/* ... and its ServiceFallback (stat.h) */
 	char		algorithm_name[32];
 	double		transfer_ms;
 	double		device_sort_ms;
@@ -132,30 +134,6 @@ typedef struct ServiceDevice
 	pg_atomic_uint64 failed;
 } ServiceDevice;
 
-/* Why a sort that wanted the GPU ran on the CPU (the view gpusort_stat). */
-typedef enum ServiceFallback
-{
-	FALLBACK_NO_SERVICE = 0,	/* not preloaded, or the worker is down */
-	FALLBACK_NO_DEVICE,			/* the service found no usable GPU */
-	FALLBACK_QUEUE_FULL,		/* no request entry free */
-	FALLBACK_WAIT,				/* no GPU memory within gpusort.service_max_wait */
-	FALLBACK_TOO_LARGE,			/* more than the budget of any GPU */
-	FALLBACK_GPU_ERROR,			/* the device failed the sort */
-	FALLBACK_SERVICE_LOST,		/* the service exited during the sort */
-	FALLBACK_SMALL,				/* below gpusort.gpu_min_rows */
-	FALLBACK_CANCELLED,			/* the query was cancelled during the sort */
-	NUM_SERVICE_FALLBACKS
-} ServiceFallback;
-
-/* sorts by the engine that ordered them (the view gpusort_stat) */
-typedef enum ServiceEngineKind
-{
-	STAT_ENGINE_GPU = 0,
-	STAT_ENGINE_CPU,
-	STAT_ENGINE_COMPARATORS,
-	NUM_STAT_ENGINES
-} ServiceEngineKind;
-
 typedef struct ServiceShared
 {
 	LWLock	   *lock;			/* requests, slots, devices' reservations */
@@ -170,26 +148,13 @@ typedef struct ServiceShared
 	char		status[SERVICE_ERROR_LEN];	/* no device: why, in user terms */
 	ServiceDevice devices[SERVICE_MAX_DEVICES];
 
-	/* counters (gpusort_stat) */
 	pg_atomic_uint64 next_request_id;
-	pg_atomic_uint64 sorts[NUM_STAT_ENGINES];
-	pg_atomic_uint64 fallbacks[NUM_SERVICE_FALLBACKS];
-	pg_atomic_uint64 rows[NUM_STAT_ENGINES];
+
+	/* the service's counters (the view gpusort_stat, stat.c) */
 	pg_atomic_uint64 bytes_to_gpu;
 	pg_atomic_uint64 bytes_from_gpu;
 	pg_atomic_uint64 gpu_time_us;
 	pg_atomic_uint64 queue_wait_us;
-
-	/* sorts of the server whose key threads are running (keythreads.c) */
-	pg_atomic_uint32 sorts_with_key_threads;
-
-	/*
-	 * Host memory the GpuSorts of all backends hold now, and the runs they
-	 * wrote because of each budget (sort_budget.c)
-	 */
-	pg_atomic_uint64 sort_memory_held;
-	pg_atomic_uint64 runs_for_backend_budget;
-	pg_atomic_uint64 runs_for_server_budget;
 
 	int			nrequests;
 	int			nslots;
@@ -199,22 +164,9 @@ typedef struct ServiceShared
 	char	   *staging;		/* nslots * SERVICE_SLOT_BYTES */
 } ServiceShared;
 
-/* settings (gpusort.c) */
-extern char *gpusort_gpu_devices;
-extern int	gpusort_service_gpu_memory_pct;
-extern int	gpusort_service_staging_kb;
-extern int	gpusort_service_max_wait_ms;
-extern int	gpusort_service_split_rows;
-extern int	gpusort_gpu_split_parts;
-
 /* service_shmem.c */
 extern ServiceShared *gpusort_service;	/* NULL unless preloaded */
 extern void service_shmem_init(void);
-extern void service_register_worker(void);
-extern const char *service_fallback_name(ServiceFallback reason);
-extern void service_count_fallback(ServiceFallback reason);
-extern void service_count_sort(ServiceEngineKind engine, uint64 rows);
-extern void service_count_run(bool for_server_budget);
 extern bool service_running(void);
 extern char *service_slot_data(int slot);
 extern void service_wake_backend(ServiceRequest *req);

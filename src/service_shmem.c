@@ -2,14 +2,15 @@
  *
  * service_shmem.c
  *	  The shared memory of the GPU service (service.h): its layout, the
- *	  registration of the worker, the counters, and the two views that
- *	  show them, gpusort_gpus and gpusort_stat.
+ *	  registration of the worker, and gpusort_gpus(), the function behind
+ *	  the view of the service's GPUs.
  *
  * All of it exists only when gpusort is in shared_preload_libraries: the
  * postmaster reserves the memory (request table, staging slots) and
  * registers the worker; loaded any other way, gpusort_service stays NULL,
- * no sort reaches a GPU, and the views show no device and no counts.
- * Nothing here touches CUDA.
+ * no sort reaches a GPU, and the view shows no device.  The extension's
+ * other shared memory (shmem.c) and the counters of gpusort_stat (stat.c)
+ * are apart.  Nothing here touches CUDA.
  *
  *-------------------------------------------------------------------------
  */
@@ -26,32 +27,13 @@
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
-#include "gpusort.h"
 #include "service.h"
-#include "sort_budget.h"
+#include "settings.h"
 
 ServiceShared *gpusort_service = NULL;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
-
-static const char *const fallback_names[NUM_SERVICE_FALLBACKS] = {
-	[FALLBACK_NO_SERVICE] = "service not running",
-	[FALLBACK_NO_DEVICE] = "no usable GPU",
-	[FALLBACK_QUEUE_FULL] = "request table full",
-	[FALLBACK_WAIT] = "waited too long for GPU memory",
-	[FALLBACK_TOO_LARGE] = "larger than the GPU memory budget",
-	[FALLBACK_GPU_ERROR] = "GPU error",
-	[FALLBACK_SERVICE_LOST] = "service exited during the sort",
-	[FALLBACK_SMALL] = "below gpusort.gpu_min_rows",
-	[FALLBACK_CANCELLED] = "cancelled",
-};
-
-static const char *const engine_names[NUM_STAT_ENGINES] = {
-	[STAT_ENGINE_GPU] = "GPU",
-	[STAT_ENGINE_CPU] = "CPU",
-	[STAT_ENGINE_COMPARATORS] = "PostgreSQL comparators",
-};
 
 /* one request entry for every process that can sort, and some spare */
 static int
@@ -107,18 +89,7 @@ service_shmem_startup(void)
 		svc->lock = &(GetNamedLWLockTranche("gpusort"))->lock;
 		ConditionVariableInit(&svc->slot_freed);
 		pg_atomic_init_u64(&svc->next_request_id, 1);
-		for (int i = 0; i < NUM_STAT_ENGINES; i++)
-		{
-			pg_atomic_init_u64(&svc->sorts[i], 0);
-			pg_atomic_init_u64(&svc->rows[i], 0);
-		}
-		for (int i = 0; i < NUM_SERVICE_FALLBACKS; i++)
-			pg_atomic_init_u64(&svc->fallbacks[i], 0);
 		pg_atomic_init_u64(&svc->bytes_to_gpu, 0);
-		pg_atomic_init_u32(&svc->sorts_with_key_threads, 0);
-		pg_atomic_init_u64(&svc->sort_memory_held, 0);
-		pg_atomic_init_u64(&svc->runs_for_backend_budget, 0);
-		pg_atomic_init_u64(&svc->runs_for_server_budget, 0);
 		pg_atomic_init_u64(&svc->bytes_from_gpu, 0);
 		pg_atomic_init_u64(&svc->gpu_time_us, 0);
 		pg_atomic_init_u64(&svc->queue_wait_us, 0);
@@ -143,24 +114,8 @@ service_shmem_startup(void)
 	LWLockRelease(AddinShmemInitLock);
 }
 
-/*
- * From _PG_init in the postmaster (shared_preload_libraries): reserve the
- * shared memory and register the worker.
- */
-void
-service_shmem_init(void)
-{
-	if (!process_shared_preload_libraries_in_progress)
-		return;
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = service_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = service_shmem_startup;
-	service_register_worker();
-}
-
-void
-service_register_worker(void)
+static void
+register_worker(void)
 {
 	BackgroundWorker worker;
 
@@ -182,37 +137,20 @@ service_register_worker(void)
 	RegisterBackgroundWorker(&worker);
 }
 
-const char *
-service_fallback_name(ServiceFallback reason)
-{
-	return fallback_names[reason];
-}
-
+/*
+ * From _PG_init in the postmaster (shared_preload_libraries): reserve the
+ * shared memory and register the worker.
+ */
 void
-service_count_fallback(ServiceFallback reason)
+service_shmem_init(void)
 {
-	if (gpusort_service)
-		pg_atomic_fetch_add_u64(&gpusort_service->fallbacks[reason], 1);
-}
-
-void
-service_count_sort(ServiceEngineKind engine, uint64 rows)
-{
-	if (gpusort_service)
-	{
-		pg_atomic_fetch_add_u64(&gpusort_service->sorts[engine], 1);
-		pg_atomic_fetch_add_u64(&gpusort_service->rows[engine], rows);
-	}
-}
-
-/* A sorted run was written: because of which budget (sort_budget.c)? */
-void
-service_count_run(bool for_server_budget)
-{
-	if (gpusort_service)
-		pg_atomic_fetch_add_u64(for_server_budget ?
-								&gpusort_service->runs_for_server_budget :
-								&gpusort_service->runs_for_backend_budget, 1);
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = service_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = service_shmem_startup;
+	register_worker();
 }
 
 /* Is the worker up, with its devices known? */
@@ -276,69 +214,5 @@ gpusort_gpus(PG_FUNCTION_ARGS)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	LWLockRelease(svc->lock);
-	PG_RETURN_VOID();
-}
-
-/*
- * gpusort_stat(): counters since the server started, one row per figure,
- * (what, detail, value): sorts and rows by engine, fallbacks by reason,
- * bytes moved to and from the GPUs, GPU time, time spent queued, runs
- * written because of each memory budget; and, as "now", the requests open,
- * the staging slots in use, and the host memory all GpuSorts hold against
- * gpusort.server_memory (0: no limit) at this moment.
- */
-PG_FUNCTION_INFO_V1(gpusort_stat);
-Datum
-gpusort_stat(PG_FUNCTION_ARGS)
-{
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	ServiceShared *svc = gpusort_service;
-	Datum		values[3];
-	bool		nulls[3] = {0};
-
-#define STAT_ROW(what, detail, value) \
-	do { \
-		values[0] = CStringGetTextDatum(what); \
-		values[1] = CStringGetTextDatum(detail); \
-		values[2] = Int64GetDatum((int64) (value)); \
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls); \
-	} while (0)
-
-	InitMaterializedSRF(fcinfo, 0);
-	if (svc == NULL)
-		PG_RETURN_VOID();
-
-	for (int i = 0; i < NUM_STAT_ENGINES; i++)
-		STAT_ROW("sorts", engine_names[i], pg_atomic_read_u64(&svc->sorts[i]));
-	for (int i = 0; i < NUM_STAT_ENGINES; i++)
-		STAT_ROW("rows", engine_names[i], pg_atomic_read_u64(&svc->rows[i]));
-	for (int i = 0; i < NUM_SERVICE_FALLBACKS; i++)
-		STAT_ROW("fallbacks", fallback_names[i], pg_atomic_read_u64(&svc->fallbacks[i]));
-	STAT_ROW("bytes", "to GPU", pg_atomic_read_u64(&svc->bytes_to_gpu));
-	STAT_ROW("bytes", "from GPU", pg_atomic_read_u64(&svc->bytes_from_gpu));
-	STAT_ROW("time_ms", "GPU", pg_atomic_read_u64(&svc->gpu_time_us) / 1000);
-	STAT_ROW("time_ms", "queued", pg_atomic_read_u64(&svc->queue_wait_us) / 1000);
-	STAT_ROW("runs written", "for gpusort.max_memory",
-			 pg_atomic_read_u64(&svc->runs_for_backend_budget));
-	STAT_ROW("runs written", "for gpusort.server_memory",
-			 pg_atomic_read_u64(&svc->runs_for_server_budget));
-	{
-		int			slots_busy = 0;
-		int			requests_open = 0;
-
-		LWLockAcquire(svc->lock, LW_SHARED);
-		for (int i = 0; i < svc->nslots; i++)
-			slots_busy += svc->slots[i].state != SLOT_FREE;
-		for (int i = 0; i < svc->nrequests; i++)
-			requests_open += svc->requests[i].state != REQUEST_FREE;
-		LWLockRelease(svc->lock);
-		/* gauges, not counters: what is in use now */
-		STAT_ROW("now", "requests open", requests_open);
-		STAT_ROW("now", "staging slots in use", slots_busy);
-		STAT_ROW("now", "staging slots", svc->nslots);
-		STAT_ROW("now", "sort memory held", pg_atomic_read_u64(&svc->sort_memory_held));
-		STAT_ROW("now", "sort memory limit", budget_server_limit());
-	}
-#undef STAT_ROW
 	PG_RETURN_VOID();
 }

@@ -42,8 +42,8 @@
 #include "storage/ipc.h"
 #include "utils/memutils.h"
 
-#include "gpusort.h"
-#include "service.h"
+#include "shmem.h"
+#include "settings.h"
 #include "sort_budget.h"
 
 #define MEGABYTE	((Size) 1024 * 1024)
@@ -69,7 +69,7 @@ static ServerCount server_count = SERVER_UNCOUNTED;
 static void
 uncount_backend_at_exit(int code, Datum arg)
 {
-	pg_atomic_fetch_sub_u64(&gpusort_service->sort_memory_held, (int64) backend_in_use);
+	pg_atomic_fetch_sub_u64(&gpusort_shared->sort_memory_held, (int64) backend_in_use);
 	server_count = SERVER_LEFT;
 }
 
@@ -81,7 +81,7 @@ move_held(Size old_bytes, Size new_bytes)
 
 	Assert(backend_in_use >= old_bytes);
 	backend_in_use = backend_in_use - old_bytes + new_bytes;
-	if (gpusort_service == NULL || change == 0 || server_count == SERVER_LEFT)
+	if (gpusort_shared == NULL || change == 0 || server_count == SERVER_LEFT)
 		return;
 	if (server_count == SERVER_UNCOUNTED)
 	{
@@ -92,7 +92,7 @@ move_held(Size old_bytes, Size new_bytes)
 		/* the first count: all the backend holds */
 		change = (int64) backend_in_use;
 	}
-	pg_atomic_fetch_add_u64(&gpusort_service->sort_memory_held, change);
+	pg_atomic_fetch_add_u64(&gpusort_shared->sort_memory_held, change);
 }
 
 static void
@@ -178,7 +178,7 @@ budget_server_limit(void)
 {
 	static Size half_of_ram = 0;
 
-	if (gpusort_service == NULL || gpusort_server_memory_kb == 0)
+	if (gpusort_shared == NULL || gpusort_server_memory_kb == 0)
 		return 0;
 	if (gpusort_server_memory_kb > 0)
 		return (Size) gpusort_server_memory_kb * 1024;
@@ -208,7 +208,7 @@ budget_available(BudgetShare *share)
 	share->server_bound = false;
 	if (server > 0)
 	{
-		Size		held_all = (Size) pg_atomic_read_u64(&gpusort_service->sort_memory_held);
+		Size		held_all = (Size) pg_atomic_read_u64(&gpusort_shared->sort_memory_held);
 		Size		server_others = (held_all > share->held) ? held_all - share->held : 0;
 		Size		server_left = (server_others < server) ? server - server_others : 0;
 

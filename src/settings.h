@@ -1,0 +1,62 @@
+/*-------------------------------------------------------------------------
+ *
+ * settings.h
+ *	  The gpusort.* settings, defined in settings.c; what the modules below
+ *	  the entry point (gpusort.c) read of them.
+ *
+ * Settings that belong to the GPU service (gpusort.gpu_devices and the
+ * gpusort.service_* ones) are here too: settings.c defines them all, and
+ * those read only at server start exist only when gpusort is preloaded.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUSORT_SETTINGS_H
+#define GPUSORT_SETTINGS_H
+
+#include "postgres.h"
+
+/* gpusort.engine */
+typedef enum GpuSortEngineChoice
+{
+	GPUSORT_ENGINE_AUTO,
+	GPUSORT_ENGINE_GPU,
+	GPUSORT_ENGINE_CPU
+} GpuSortEngineChoice;
+
+/* gpusort.gpu_algorithm; values match GsCudaAlgorithm */
+typedef enum GpuSortGpuAlgorithm
+{
+	GPUSORT_ALGO_AUTO = 0,
+	GPUSORT_ALGO_BUCKET = 1,
+	GPUSORT_ALGO_RADIX = 2
+} GpuSortGpuAlgorithm;
+
+/* planning */
+extern bool gpusort_enabled;
+extern int	gpusort_min_rows;
+
+/* the sort and its engines */
+extern int	gpusort_engine;
+extern int	gpusort_key_width;
+extern int	gpusort_max_memory_kb;
+extern int	gpusort_server_memory_kb;
+extern int	gpusort_gpu_memory_kb;
+extern int	gpusort_gpu_algorithm;
+extern int	gpusort_gpu_min_rows;
+extern int	gpusort_gpu_split_parts;
+extern int	gpusort_host_cache_kb;
+extern int	gpusort_key_threads;
+extern bool gpusort_key_overlap;
+extern bool gpusort_write_behind;
+
+/* the GPU service */
+extern char *gpusort_gpu_devices;
+extern int	gpusort_pinned_cache_kb;
+extern int	gpusort_service_gpu_memory_pct;
+extern int	gpusort_service_staging_kb;
+extern int	gpusort_service_max_wait_ms;
+extern int	gpusort_service_split_rows;
+
+extern void settings_init(void);
+
+#endif							/* GPUSORT_SETTINGS_H */

@@ -1,0 +1,45 @@
+/*-------------------------------------------------------------------------
+ *
+ * shmem.h
+ *	  gpusort's extension-wide shared memory (shmem.c): what the sorts of
+ *	  all backends share, apart from the GPU service (service.h).
+ *
+ * It holds the host memory all GpuSorts hold against
+ * gpusort.server_memory (sort_budget.c), the sorts whose key threads run
+ * (keythreads.c), and the counters of the view gpusort_stat (stat.c).
+ * It exists only when gpusort is in shared_preload_libraries; loaded any
+ * other way, gpusort_shared stays NULL and there is no server budget, no
+ * count of other sorts' threads, and nothing counted.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUSORT_SHMEM_H
+#define GPUSORT_SHMEM_H
+
+#include "postgres.h"
+
+#include "port/atomics.h"
+
+#include "stat.h"
+
+typedef struct GpuSortShared
+{
+	/* host memory the GpuSorts of all backends hold now (sort_budget.c) */
+	pg_atomic_uint64 sort_memory_held;
+
+	/* sorts of the server whose key threads are running (keythreads.c) */
+	pg_atomic_uint32 sorts_with_key_threads;
+
+	/* counters (gpusort_stat) */
+	pg_atomic_uint64 sorts[NUM_STAT_ENGINES];
+	pg_atomic_uint64 rows[NUM_STAT_ENGINES];
+	pg_atomic_uint64 fallbacks[NUM_SERVICE_FALLBACKS];
+	pg_atomic_uint64 runs_for_backend_budget;
+	pg_atomic_uint64 runs_for_server_budget;
+} GpuSortShared;
+
+extern GpuSortShared *gpusort_shared;	/* NULL unless preloaded */
+
+extern void gpusort_shmem_init(void);
+
+#endif							/* GPUSORT_SHMEM_H */

@@ -1,0 +1,71 @@
+/*-------------------------------------------------------------------------
+ *
+ * sort_stats.h
+ *	  What one GpuSort node's sorts did, as the sort module (sort.c) and its
+ *	  stages record it and EXPLAIN ANALYZE (explain.c) shows it.
+ *
+ * The node reads the figures through gpusort_sort_get_stats() (sort.h), as
+ * nodeSort.c reads tuplesort's.  Times are in milliseconds; a rescan that
+ * sorts again adds to them.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUSORT_SORT_STATS_H
+#define GPUSORT_SORT_STATS_H
+
+#include "postgres.h"
+
+#include "portability/instr_time.h"
+
+typedef struct GpuSortStats
+{
+	int			sorts;			/* times the node sorted (rescans re-sort) */
+	char		engine[32];		/* "CPU", "GPU", "PostgreSQL comparators" */
+	char		device[64];		/* the GPU's name; empty for the others */
+	char		algorithm[40];	/* the engine's algorithm */
+	char	   *fallback;		/* why not the GPU / why comparators, or NULL */
+	int			key_words;
+	bool		exact;			/* keys decide the order alone */
+	int64		records;
+	int64		resolved;		/* records in runs ordered by comparators */
+	const char *key_kind;		/* key_layout_describe() */
+	bool		generic_keys;	/* keys built by keys_build.c */
+	int			key_threads;	/* threads that built keys (generic path) */
+	int			refine_rounds;	/* refinement rounds (refine.c) */
+	int64		refined;		/* records sorted again, over all rounds */
+	bool		refined_on_gpu;
+	int64		checked_pairs;	/* adjacent pairs certified (libc) */
+	int64		repaired;		/* records the libc check moved */
+	Size		memory;			/* peak host memory of a batch, bytes */
+	Size		budget;			/* gpusort.max_memory when the sort began */
+	bool		server_limited; /* gpusort.server_memory cut a batch short */
+	int			runs_written;	/* sorted runs written to temporary files */
+	int			runs_behind;	/* of them, written while the next loaded */
+	int			merge_passes;	/* merges of runs, the final one included */
+	int64		disk_kb;		/* peak temporary file space, kB */
+	Size		device_memory;	/* peak GPU memory, bytes */
+	double		load_ms;
+	double		encode_ms;
+	double		sort_ms;
+	double		transfer_ms;	/* GPU part of sort_ms: copies */
+	double		device_sort_ms; /* GPU part of sort_ms: kernels */
+	double		resolve_ms;
+	double		key_build_ms;	/* key threads' busy time, all together */
+	double		refine_ms;
+	double		check_ms;
+	double		spill_ms;		/* writing runs */
+	double		merge_ms;		/* merge passes before the first tuple */
+	double		emit_ms;
+} GpuSortStats;
+
+static inline double
+gpusort_elapsed_ms(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_MILLISEC(now);
+}
+
+#endif							/* GPUSORT_SORT_STATS_H */
