@@ -14,14 +14,16 @@
  * lie, without a copy: the node's slot is a MinimalTuple slot that does not
  * own them.
  *
+ * The sort module times its phases and fills the node's GpuSortStats,
+ * which EXPLAIN ANALYZE shows (explain.c); the node only keeps them.
+ *
  * A parallel GpuSort (planner.c) has a Gather below it, and below that the
  * load node (nodeGpuSortLoad.c) that copies each worker's rows into chunks
  * of the query's shared memory.  Before the Gather starts, the node hands
- * the leader's load node its sort and a share of the backend's budget, in
- * which the load node holds the chunks in flight as it moves them into
- * the sort.  Rows that come up through the Gather (a worker that found no
+ * the leader's load node its sort, which the load node moves the chunks
+ * into.  Rows that come up through the Gather (a worker that found no
  * room) are put into the sort as a serial GpuSort puts them, and when the
- * Gather has ended the node moves the chunks that are left.
+ * Gather has ended the load node moves the chunks that are left.
  *
  *-------------------------------------------------------------------------
  */
@@ -30,13 +32,13 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
-#include "portability/instr_time.h"
 
 #include "faults.h"
-#include "gpusort.h"
+#include "explain.h"
+#include "nodeGpuSort.h"
 #include "nodeGpuSortLoad.h"
+#include "planner.h"
 #include "sort.h"
-#include "sort_budget.h"
 
 typedef struct GpuSortState
 {
@@ -48,9 +50,7 @@ typedef struct GpuSortState
 	bool		sort_done;
 	GpuSortStats stats;
 
-	/* a parallel GpuSort: its load, and the budget share the load holds */
-	GpuSortLoadState *load;
-	BudgetShare load_budget;	/* lives in the node's (the query's) memory */
+	GpuSortLoadState *load;		/* a parallel GpuSort's load, or NULL */
 } GpuSortState;
 
 static Node *gpusort_create_state(CustomScan *cscan);
@@ -133,8 +133,6 @@ gpusort_begin(CustomScanState *node, EState *estate, int eflags)
 												 EXEC_FLAG_MARK));
 
 	st->load = gpusort_load_below(outerPlanState(st));
-	if (st->load)
-		budget_join(&st->load_budget, CurrentMemoryContext);
 }
 
 /* Put the whole input into a new sort, and perform it. */
@@ -143,26 +141,14 @@ load_and_sort(GpuSortState *st)
 {
 	PlanState  *outer = outerPlanState(st);
 	TupleDesc	tupdesc = st->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor;
-	instr_time	start;
-	double		encode_ms_before;
-	double		spill_ms_before;
-	double		sort_ms_before;
+	Instrumentation *instr = st->css.ss.ps.instrument;
 
 	st->sort = gpusort_sort_begin(tupdesc, &st->info, outer->plan->plan_rows,
-								  st->random_access, &st->stats);
+								  st->random_access,
+								  instr != NULL && instr->need_timer,
+								  &st->stats);
 	if (st->load)
-		gpusort_load_start(st->load, st->sort, &st->load_budget);
-
-	/*
-	 * Load time is the time spent reading and storing the input: what the
-	 * sort does meanwhile (encoding, sorting and writing full batches) is
-	 * reported as its own phases.
-	 */
-	INSTR_TIME_SET_CURRENT(start);
-	encode_ms_before = st->stats.encode_ms;
-	spill_ms_before = st->stats.spill_ms;
-	sort_ms_before = st->stats.sort_ms + st->stats.resolve_ms + st->stats.refine_ms +
-		st->stats.check_ms;
+		gpusort_load_start(st->load, st->sort);
 	for (;;)
 	{
 		TupleTableSlot *slot = ExecProcNode(outer);
@@ -172,28 +158,7 @@ load_and_sort(GpuSortState *st)
 		gpusort_sort_puttupleslot(st->sort, slot);
 	}
 	if (st->load)
-	{
-		double		gather_ms = gpusort_elapsed_ms(start);
-		instr_time	drain_start;
-		int64		moved;
-		StringInfoData workers;
-
-		/* the Gather has ended: every worker has linked its last chunk */
-		INSTR_TIME_SET_CURRENT(drain_start);
-		moved = gpusort_load_drain(st->load);
-		budget_hold(&st->load_budget, 0);
-		initStringInfo(&workers);
-		gpusort_load_describe(st->load, &workers);
-		elog(DEBUG1, "gpusort: parallel load: " INT64_FORMAT " rows moved from the workers' chunks, Gather %.0f ms, then %.0f ms moving the rest%s",
-			 moved, gather_ms, gpusort_elapsed_ms(drain_start), workers.data);
-		pfree(workers.data);
-	}
-	st->stats.load_ms += gpusort_elapsed_ms(start) -
-		(st->stats.encode_ms - encode_ms_before) -
-		(st->stats.spill_ms - spill_ms_before) -
-		(st->stats.sort_ms + st->stats.resolve_ms + st->stats.refine_ms +
-		 st->stats.check_ms - sort_ms_before);
-
+		gpusort_load_finish(st->load);
 	gpusort_sort_performsort(st->sort);
 	st->sort_done = true;
 }
@@ -214,19 +179,11 @@ gpusort_exec(CustomScanState *node)
 	GpuSortState *st = (GpuSortState *) node;
 	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
 	bool		forward = ScanDirectionIsForward(node->ss.ps.state->es_direction);
-	Instrumentation *instr = node->ss.ps.instrument;
-	instr_time	start;
-	bool		timed = (instr != NULL && instr->need_timer);
 
 	if (!st->sort_done)
 		load_and_sort(st);
 	gpusort_fault_point(GPUSORT_PHASE_EMIT);
-
-	if (timed)
-		INSTR_TIME_SET_CURRENT(start);
 	(void) gpusort_sort_gettupleslot(st->sort, forward, slot);
-	if (timed)
-		st->stats.emit_ms += gpusort_elapsed_ms(start);
 	return slot;
 }
 

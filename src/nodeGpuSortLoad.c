@@ -29,7 +29,8 @@
  * moves every row of the load, so it moves them with threads, or the load
  * would run at its pace rather than the workers'.  When its share of the
  * scan ends it returns nothing to the Gather, which waits for the workers;
- * the GpuSort then moves the chunks that are left (gpusort_load_drain).
+ * the GpuSort then has it move the chunks that are left
+ * (gpusort_load_finish).
  * The copy is the price of two things measured on the GPU host: the
  * arena's memory has huge pages (hostmem.c), and emitting 10M rows in
  * sorted order, one random access a row, took twice as long from shared
@@ -39,8 +40,8 @@
  * scanning.
  *
  * The chunks in flight, and those handed back, count in the backend's
- * budget (sort_budget.c), in a share the GpuSort gives
- * (gpusort_load_start): each time the leader has moved chunks, it holds
+ * budget (sort_budget.c), in a share of the load's own, joined when the
+ * GpuSort finds the load (gpusort_load_below): each time the leader has moved chunks, it holds
  * what the chunks take there and lets them take what the budget leaves
  * beside the sort's batch; a chunk comes back to its worker only while
  * they are within that.  The rows of a load the budget holds are, at any
@@ -78,6 +79,7 @@
 #include "commands/explain_format.h"	/* ExplainProperty*, moved in 18 */
 #endif
 #include "executor/executor.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
 #include "port/atomics.h"
@@ -85,9 +87,9 @@
 #include "storage/spin.h"
 #include "utils/dsa.h"
 
-#include "gpusort.h"
 #include "nodeGpuSortLoad.h"
-#include "sort_batch.h"
+#include "planner.h"
+#include "batch.h"
 #include "sort_budget.h"
 
 /* a participant's chunk of shared memory: at most this, at least this */
@@ -158,7 +160,9 @@ struct GpuSortLoadState
 
 	/* set by the GpuSort above, in the leader, before the Gather starts */
 	Gpusortstate *sort;			/* where the leader puts rows */
-	BudgetShare *budget;		/* where it holds the chunks in flight */
+	BudgetShare *budget;		/* where it holds the chunks in flight ... */
+	BudgetShare budget_share;	/* ... which is this, in the query's memory */
+	instr_time	sort_start;		/* when the GpuSort began reading */
 	uint64		shm_cap;		/* half of /dev/shm's free space at the start */
 
 	/* shared state; NULL without parallel mode or shared memory */
@@ -847,13 +851,16 @@ load_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 }
 
 /*
- * The load node directly below the Gather that is child, in the leader;
+ * From the GpuSort's begin: the load node directly below the Gather that
+ * is child, in the leader, now with a share of the backend's budget (in
+ * the query's memory, CurrentMemoryContext) for the chunks in flight;
  * NULL if child is not such a Gather.
  */
 GpuSortLoadState *
 gpusort_load_below(PlanState *child)
 {
 	PlanState  *below;
+	GpuSortLoadState *load;
 
 	if (child == NULL || !IsA(child, GatherState))
 		return NULL;
@@ -861,18 +868,21 @@ gpusort_load_below(PlanState *child)
 	if (below == NULL || !IsA(below, CustomScanState) ||
 		((CustomScanState *) below)->methods != &load_exec_methods)
 		return NULL;
-	return (GpuSortLoadState *) below;
+	load = (GpuSortLoadState *) below;
+	budget_join(&load->budget_share, CurrentMemoryContext);
+	return load;
 }
 
 /*
- * Before the Gather starts: the sort the leader puts rows into, and the
- * budget share in which it holds the chunks in flight.
+ * Before the Gather starts: the sort the leader puts rows into; the chunks
+ * in flight are held in the load's budget share from now on.
  */
 void
-gpusort_load_start(GpuSortLoadState *load, Gpusortstate *sort, BudgetShare *budget)
+gpusort_load_start(GpuSortLoadState *load, Gpusortstate *sort)
 {
 	load->sort = sort;
-	load->budget = budget;
+	load->budget = &load->budget_share;
+	INSTR_TIME_SET_CURRENT(load->sort_start);
 }
 
 /*
@@ -880,8 +890,8 @@ gpusort_load_start(GpuSortLoadState *load, Gpusortstate *sort, BudgetShare *budg
  * move the chunks that are left into the sort.  Returns the rows moved by
  * the whole load, during the Gather and now.
  */
-int64
-gpusort_load_drain(GpuSortLoadState *load)
+static int64
+drain_rest(GpuSortLoadState *load)
 {
 	while (load->shared && DsaPointerIsValid(load->shared->chunks))
 		drain_chunks(load);
@@ -896,12 +906,12 @@ gpusort_load_drain(GpuSortLoadState *load)
 }
 
 /*
- * For the sort's DEBUG1 line, after gpusort_load_drain: how long the
- * workers' loads took, the most shared memory the chunks held when the
+ * For the DEBUG1 line of gpusort_load_finish, after drain_rest: how long
+ * the workers' loads took, the most shared memory the chunks held when the
  * leader looked, and how many chunks workers filled again.
  */
-void
-gpusort_load_describe(GpuSortLoadState *load, StringInfo buf)
+static void
+describe_workers(GpuSortLoadState *load, StringInfo buf)
 {
 	LoadShared *sh = load->shared;
 	double		min_ms = 0;
@@ -924,4 +934,26 @@ gpusort_load_describe(GpuSortLoadState *load, StringInfo buf)
 	}
 	appendStringInfo(buf, "; %d workers loaded in %.0f to %.0f ms, chunks held at most " UINT64_FORMAT " kB, " INT64_FORMAT " filled again",
 					 nworkers, min_ms, max_ms, load->peak_reserved / 1024, reused);
+}
+
+/*
+ * After the Gather has returned its last row to the GpuSort: move the
+ * chunks that are left into the sort, and give back the budget they held.
+ */
+void
+gpusort_load_finish(GpuSortLoadState *load)
+{
+	double		gather_ms = gpusort_elapsed_ms(load->sort_start);
+	instr_time	drain_start;
+	int64		moved;
+	StringInfoData workers;
+
+	INSTR_TIME_SET_CURRENT(drain_start);
+	moved = drain_rest(load);
+	budget_hold(load->budget, 0);
+	initStringInfo(&workers);
+	describe_workers(load, &workers);
+	elog(DEBUG1, "gpusort: parallel load: " INT64_FORMAT " rows moved from the workers' chunks, Gather %.0f ms, then %.0f ms moving the rest%s",
+		 moved, gather_ms, gpusort_elapsed_ms(drain_start), workers.data);
+	pfree(workers.data);
 }

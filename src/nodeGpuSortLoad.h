@@ -6,10 +6,12 @@
  *	  of the input into the query's shared memory (nodeGpuSortLoad.c).
  *
  * The GpuSort above the Gather (nodeGpuSort.c) finds the leader's load
- * node below the Gather and, before the Gather starts, gives it its sort and
- * the budget share that holds the chunks in flight; the leader's load
+ * node below the Gather (gpusort_load_below, which also gives the load a
+ * share of the backend's budget for the chunks in flight) and, before the
+ * Gather starts, gives it its sort (gpusort_load_start); the leader's load
  * moves the workers' rows into that sort while they scan, and once the
- * Gather has returned its last row the GpuSort moves what is left.
+ * Gather has returned its last row, gpusort_load_finish moves what is
+ * left.
  *
  *-------------------------------------------------------------------------
  */
@@ -18,12 +20,10 @@
 
 #include "postgres.h"
 
-#include "lib/stringinfo.h"
 #include "nodes/execnodes.h"
 #include "nodes/extensible.h"
 
 #include "sort.h"
-#include "sort_budget.h"
 
 #define GPUSORT_LOAD_NODE_NAME	"GpuSortLoad"
 
@@ -33,9 +33,7 @@ extern CustomScanMethods gpusort_load_scan_methods;
 extern void gpusort_load_executor_init(void);
 
 extern GpuSortLoadState *gpusort_load_below(PlanState *child);
-extern void gpusort_load_start(GpuSortLoadState *load, Gpusortstate *sort,
-							   BudgetShare *budget);
-extern int64 gpusort_load_drain(GpuSortLoadState *load);
-extern void gpusort_load_describe(GpuSortLoadState *load, StringInfo buf);
+extern void gpusort_load_start(GpuSortLoadState *load, Gpusortstate *sort);
+extern void gpusort_load_finish(GpuSortLoadState *load);
 
 #endif							/* GPUSORT_NODE_GPUSORT_LOAD_H */

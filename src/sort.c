@@ -6,7 +6,7 @@
  *
  * The module sits under the executor node (nodeGpuSort.c) as tuplesort.c
  * sits under nodeSort.c, with the same contract (sort.h).  The tuples put
- * into it go into a batch (sort_batch.h): loaded into an arena, encoded
+ * into it go into a batch (batch.h): loaded into an arena, encoded
  * into normalized keys and handed chunk by chunk to a sort engine (the GPU,
  * or the CPU engine) while the input is still read.
  *
@@ -50,11 +50,12 @@
 #include "faults.h"
 #include "hostmem.h"
 #include "keythreads.h"
-#include "service.h"
+#include "stat.h"
 #include "sort.h"
-#include "sort_batch.h"
+#include "batch.h"
 #include "sort_budget.h"
 #include "run.h"
+#include "settings.h"
 
 /* how many tuples ahead of the read position emitting prefetches */
 #define EMIT_PREFETCH		16
@@ -99,11 +100,48 @@ struct Gpusortstate
 	/* SORT_IN_MEMORY: the read position */
 	int64		pos;			/* last returned, -1 before the first */
 	int64		markpos;
+
+	/* the load phase's time: see load_phase_done() */
+	instr_time	load_start;
+	double		load_start_other_ms;	/* phases_during_load_ms() then */
+	bool		time_emit;		/* time the tuples returned (ANALYZE) */
 };
 
+/*
+ * The time of the phases that may run while the input loads, as full
+ * batches are encoded, sorted and written: the load phase is the rest.
+ */
+static double
+phases_during_load_ms(const GpuSortStats *stats)
+{
+	return stats->encode_ms + stats->spill_ms + stats->sort_ms +
+		stats->resolve_ms + stats->refine_ms + stats->check_ms;
+}
+
+/*
+ * The input has been read (performsort): load time is the time spent
+ * reading and storing the input since the sort began, less what the other
+ * phases took meanwhile, which they report as their own.
+ */
+static void
+load_phase_done(Gpusortstate *state)
+{
+	GpuSortStats *stats = state->sh.stats;
+
+	stats->load_ms += gpusort_elapsed_ms(state->load_start) -
+		(phases_during_load_ms(stats) - state->load_start_other_ms);
+}
+
+/*
+ * Begin a sort.  stats is the node's: each sort adds its figures to them,
+ * so that a rescan that sorts again adds to what EXPLAIN ANALYZE shows.
+ * With time_emit, the sort also times the tuples it returns, which costs
+ * two clock readings a tuple (EXPLAIN ANALYZE with TIMING).
+ */
 Gpusortstate *
 gpusort_sort_begin(TupleDesc tupdesc, const GpuSortPlanInfo *info,
-				   double expected_rows, bool random_access, GpuSortStats *stats)
+				   double expected_rows, bool random_access, bool time_emit,
+				   GpuSortStats *stats)
 {
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "GpuSort",
 											  ALLOCSET_DEFAULT_SIZES);
@@ -150,6 +188,9 @@ gpusort_sort_begin(TupleDesc tupdesc, const GpuSortPlanInfo *info,
 	stats->algorithm[0] = '\0';
 	stats->budget = budget_total();
 	stats->server_limited = false;
+	state->time_emit = time_emit;
+	state->load_start_other_ms = phases_during_load_ms(stats);
+	INSTR_TIME_SET_CURRENT(state->load_start);
 	MemoryContextSwitchTo(oldcxt);
 	return state;
 }
@@ -252,6 +293,7 @@ sort_batch(Gpusortstate *state, bool keep_keys)
 	/* the peak: what the engine takes only while it sorts counts too */
 	held_before = batch_held(batch);
 	mapped_before = hostmem_peak_reset();
+	batch_encode(batch, true);
 	batch_sort(batch, keep_keys);
 	stats->memory = Max(stats->memory,
 						Max(batch_held(batch),
@@ -296,7 +338,7 @@ spill_batch(Gpusortstate *state)
 	sort_batch(state, true);
 	if (state->budget.server_bound)
 		state->sh.stats->server_limited = true;
-	service_count_run(state->budget.server_bound);
+	stat_count_run(state->budget.server_bound);
 	if (state->runs == NULL)
 		state->runs = runs_create(&state->sh, state->cxt);
 	/* the previous run's writer, which wrote while this batch loaded */
@@ -444,7 +486,7 @@ gpusort_sort_puttuple(Gpusortstate *state, MinimalTuple tuple)
 
 /*
  * Put blocks of MinimalTuples (a parallel load's chunks), copied into the
- * arena by the key threads (sort_arena.c).  A batch without room for the
+ * arena by the key threads (batch_load.c).  A batch without room for the
  * next block is spilled first.  Returns how many blocks were put, from the
  * first: one that even an empty batch cannot take stops it, and the caller
  * puts the rest a tuple at a time.
@@ -491,6 +533,7 @@ gpusort_sort_performsort(Gpusortstate *state)
 	KeyLayout  *layout = &state->sh.layout;
 
 	Assert(state->status == SORT_LOADING);
+	load_phase_done(state);
 	if (state->runs == NULL)
 	{
 		/* one batch: sorted in memory, read from the arena */
@@ -542,10 +585,10 @@ gpusort_sort_performsort(Gpusortstate *state)
 	stats->generic_keys = layout->generic;
 
 	/* gpusort_stat: one sort, by the engine of its last batch */
-	service_count_sort(strncmp(stats->engine, "GPU", 3) == 0 ? STAT_ENGINE_GPU :
-					   strncmp(stats->engine, "PostgreSQL", 10) == 0 ?
-					   STAT_ENGINE_COMPARATORS : STAT_ENGINE_CPU,
-					   (uint64) stats->records);
+	stat_count_sort(strncmp(stats->engine, "GPU", 3) == 0 ? STAT_ENGINE_GPU :
+					strncmp(stats->engine, "PostgreSQL", 10) == 0 ?
+					STAT_ENGINE_COMPARATORS : STAT_ENGINE_CPU,
+					(uint64) stats->records);
 
 	/*
 	 * One line per sort, for test/gpu/run.sh to see which engine sorted,
@@ -563,8 +606,8 @@ gpusort_sort_performsort(Gpusortstate *state)
 		 stats->resolve_ms, stats->spill_ms, stats->merge_ms);
 }
 
-bool
-gpusort_sort_gettupleslot(Gpusortstate *state, bool forward, TupleTableSlot *slot)
+static bool
+next_tuple(Gpusortstate *state, bool forward, TupleTableSlot *slot)
 {
 	SortBatch  *batch = &state->batch;
 	MinimalTuple tuple = NULL;
@@ -597,6 +640,25 @@ gpusort_sort_gettupleslot(Gpusortstate *state, bool forward, TupleTableSlot *slo
 	}
 	ExecStoreMinimalTuple(tuple, slot, false);
 	return true;
+}
+
+/*
+ * The next tuple in the given direction, into slot (which does not own
+ * it: it stays valid until the next call); false, slot cleared, past the
+ * end.
+ */
+bool
+gpusort_sort_gettupleslot(Gpusortstate *state, bool forward, TupleTableSlot *slot)
+{
+	instr_time	start;
+	bool		found;
+
+	if (!state->time_emit)
+		return next_tuple(state, forward, slot);
+	INSTR_TIME_SET_CURRENT(start);
+	found = next_tuple(state, forward, slot);
+	state->sh.stats->emit_ms += gpusort_elapsed_ms(start);
+	return found;
 }
 
 void

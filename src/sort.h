@@ -11,6 +11,10 @@
  * mark and restore a position, rewind, end.  Tuples returned stay valid
  * until the next call.
  *
+ * What the sort did goes into the node's GpuSortStats (sort_stats.h),
+ * given at begin: the sort module times each phase itself, the load
+ * included, so that the node only shows the figures.
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef GPUSORT_SORT_H
@@ -20,14 +24,15 @@
 
 #include "executor/tuptable.h"
 
-#include "gpusort.h"
+#include "planner.h"
+#include "sort_stats.h"
 
 typedef struct Gpusortstate Gpusortstate;
-struct TupleBlock;				/* sort_batch.h */
+struct TupleBlock;				/* batch.h */
 
 extern Gpusortstate *gpusort_sort_begin(TupleDesc tupdesc, const GpuSortPlanInfo *info,
 										double expected_rows, bool random_access,
-										GpuSortStats *stats);
+										bool time_emit, GpuSortStats *stats);
 extern void gpusort_sort_puttupleslot(Gpusortstate *state, TupleTableSlot *slot);
 extern void gpusort_sort_puttuple(Gpusortstate *state, MinimalTuple tuple);
 extern int	gpusort_sort_putblocks(Gpusortstate *state, const struct TupleBlock *blocks,
