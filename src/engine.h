@@ -13,8 +13,11 @@
  * Two engines implement it: the CPU engine (engine_cpu.c, a radix sort) and
  * the GPU engine (engine_gpu.c, over cuda/).  An engine never throws an
  * error for its own failures (a device error, no memory on the device): it
- * returns false with a reason, and the caller (sort_batch.c) moves on to
- * the next engine, or to ordering the batch with PostgreSQL's comparators.
+ * returns false with a reason.  A batch drives its engine through the
+ * engine chain (engine_chain.c), which picks the engine and, when the GPU
+ * engine fails, hands its keys to the CPU engine; only when the CPU engine
+ * fails does the batch give its keys up and order itself with PostgreSQL's
+ * comparators.
  * Failures of PostgreSQL itself (out of memory in palloc, a cancel) are
  * ordinary ereports.
  *
@@ -72,31 +75,47 @@ struct SortEngine
 	struct KeyThreadPool *threads;
 
 	/*
-	 * Equal neighbours in the result, where the engine can tell them cheaply
-	 * (the GPU engine, asked by want_ties before sort()): ties[i] says that
-	 * sorted records i and i + 1 have equal keys (NULL when nties is 0).
-	 * Without ties_known the caller compares keys itself.
-	 */
-	bool		want_ties;
-	bool		ties_known;
-	const uint8 *ties;
-	size_t		nties;
-
-	/*
 	 * Set by sort() when another engine than the one begun sorted the
 	 * records (the GPU engine's keys sorted by the CPU engine): why.
 	 */
 	char	   *fallback;
 };
 
+/*
+ * The engine chain (engine_chain.c): the engine a batch's keys go to, and
+ * what the sort has learnt of the GPU.  Reasons for leaving the GPU go
+ * into *fallback, a list in fallback_cxt (the sort's Fallback, EXPLAIN).
+ */
+typedef struct EngineChain
+{
+	SortEngine *engine;			/* the engine now; NULL once ended */
+	bool		on_gpu;			/* engine is the GPU engine */
+	bool		gpu_failed;		/* the GPU failed in this sort: later
+								 * batches start on the CPU */
+	char	  **fallback;
+	MemoryContext fallback_cxt;
+} EngineChain;
+
+extern void engine_chain_begin(EngineChain *chain, MemoryContext mcxt,
+							   int key_words, size_t expected);
+extern uint64 *engine_chain_chunk(EngineChain *chain, size_t chunkno,
+								  char **why);
+extern bool engine_chain_submit(EngineChain *chain, size_t chunkno,
+								size_t nrecords, char **why);
+extern bool engine_chain_sort(EngineChain *chain, size_t n, uint32 **perm,
+							  char **why);
+extern void engine_chain_end(EngineChain *chain);
+extern void engine_add_fallback_reason(char **list, MemoryContext cxt,
+									   const char *why);
+
 extern SortEngine *cpu_engine_begin(MemoryContext mcxt, int key_words);
 extern SortEngine *gpu_engine_begin(MemoryContext mcxt, int key_words,
 									size_t expected_records, char **why);
 extern bool gpu_engine_available(char **why);
+extern bool gpusort_gpu_maybe_present(void);
 extern void gpu_engine_describe(StringInfo buf);
 
 /* shared by the engines (engine_cpu.c) */
-extern void engine_reserve_chunk_slot(SortEngine *engine, size_t chunkno);
 extern uint64 *engine_local_chunk(SortEngine *engine, size_t chunkno, char **why);
 extern bool engine_cpu_sort_keys(SortEngine *engine, size_t n, uint32 **perm,
 								 char **why);

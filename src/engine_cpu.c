@@ -29,7 +29,8 @@ typedef struct CpuEngine
 	SortEngine	base;
 } CpuEngine;
 
-void
+/* room in engine->keys.chunks for chunk chunkno */
+static void
 engine_reserve_chunk_slot(SortEngine *engine, size_t chunkno)
 {
 	if (chunkno < engine->nchunks_alloc)

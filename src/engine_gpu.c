@@ -37,9 +37,11 @@
 #include "compat.h"
 #include "engine.h"
 #include "faults.h"
-#include "gpusort.h"
 #include "hostmem.h"
 #include "service.h"
+#include "stat.h"
+#include "settings.h"
+#include "wait_events.h"
 
 /* how often a waiting backend looks at the service even without a wake-up */
 #define SERVICE_POLL_MS		100
@@ -438,7 +440,7 @@ gpu_engine_sort(SortEngine *engine, size_t n, uint32 **perm, char **why)
 		gpu->failure_detail = pstrdup("the GPU service did not sort");
 	}
 	withdraw_request(gpu);
-	service_count_fallback(gpu->failure);
+	stat_count_fallback(gpu->failure);
 	engine->fallback = psprintf("GPU service: %s", gpu->failure_detail);
 	strlcpy(engine->stats.engine, "CPU", sizeof(engine->stats.engine));
 	engine->stats.device[0] = '\0';
@@ -504,8 +506,8 @@ gpu_engine_begin(MemoryContext mcxt, int key_words, size_t expected_records,
 
 	if (!gpu_engine_available(why))
 	{
-		service_count_fallback(svc != NULL && service_running() ?
-							   FALLBACK_NO_DEVICE : FALLBACK_NO_SERVICE);
+		stat_count_fallback(svc != NULL && service_running() ?
+							FALLBACK_NO_DEVICE : FALLBACK_NO_SERVICE);
 		return NULL;
 	}
 	if (!exit_callback_registered)
@@ -550,7 +552,7 @@ gpu_engine_begin(MemoryContext mcxt, int key_words, size_t expected_records,
 	LWLockRelease(svc->lock);
 	if (request < 0)
 	{
-		service_count_fallback(FALLBACK_QUEUE_FULL);
+		stat_count_fallback(FALLBACK_QUEUE_FULL);
 		*why = pstrdup("GPU service: its request table is full");
 		pfree(gpu);
 		return NULL;

@@ -1,24 +1,30 @@
 /*-------------------------------------------------------------------------
  *
  * keythreads.c
- *	  Key-building threads: a small pool that runs pure key work (keys_build.c)
- *	  beside the backend.
+ *	  The key threads: the sort's pool of threads beside the backend, named
+ *	  for its main job, building keys (keys_build.c).
  *
  * Collation keys are the costliest per-row work of a text sort (glibc's
  * strxfrm takes about a microsecond for a 32-character string, more than
  * the GPU spends per record), so a sort that needs them builds them in a
- * few threads while the backend goes on reading its input.  Other keys are
- * encoded in the threads once the input has ended, and the sorted tuple
- * pointers are gathered there; a parallel load's chunks of tuples are
- * copied into the arena there too (sort_arena.c).  The threads run only
- * code that never calls into PostgreSQL (KeyTaskFn): they walk tuples with
- * the same arithmetic as heap_deform_tuple, but every PostgreSQL call
- * (detoasting, slots, errors) stays in the backend.  They block every
- * signal, so signals keep going to the backend.
+ * few threads while the backend goes on reading its input.  Other stages
+ * lend the pool their work too, as tasks (KeyTaskFn) they hand it: the
+ * load copies a parallel load's blocks of tuples into the arena
+ * (batch_load.c), the encode stage encodes fixed keys once the input has
+ * ended (batch_encode.c), the CPU engine runs its radix sort's passes
+ * (engine_cpu.c), resolve compares neighbouring keys (resolve.c, refine.c),
+ * the gather builds the sorted tuple pointers (batch_sort.c), and runs
+ * are written (the runs).  The pool knows none of them: it runs tasks, and
+ * gives each thread a key builder of the sort's layout for the tasks that
+ * build keys.  The threads run only code that never calls into PostgreSQL
+ * (KeyTaskFn): they walk tuples with the same arithmetic as
+ * heap_deform_tuple, but every PostgreSQL call (detoasting, slots, errors)
+ * stays in the backend.  They block every signal, so signals keep going to
+ * the backend.
  *
  * By default a sort gets half the CPUs, and no more than its share of them
  * among the sorts of the server that are loading or sorting at once
- * (keythreads_wanted): each pool is counted in the GPU service's shared
+ * (keythreads_wanted): each pool is counted in the extension's shared
  * memory from its start until its sort has sorted (keythreads_idle), or
  * until it is stopped, and again if it is given work after that.  A sort
  * that is returning its rows, perhaps slowly through a cursor, keeps its
@@ -51,9 +57,9 @@
 #include "storage/ipc.h"
 #include "utils/memutils.h"
 
-#include "gpusort.h"
 #include "keythreads.h"
-#include "service.h"
+#include "shmem.h"
+#include "settings.h"
 
 #define QUEUE_CAPACITY		1024
 #define MAX_KEY_THREADS		64
@@ -126,9 +132,9 @@ keythreads_wanted(void)
 		return Min(gpusort_key_threads, MAX_KEY_THREADS);
 	cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	threads = Min(cpus / 2, 16);
-	if (gpusort_service != NULL)
+	if (gpusort_shared != NULL)
 	{
-		uint32		others = pg_atomic_read_u32(&gpusort_service->sorts_with_key_threads);
+		uint32		others = pg_atomic_read_u32(&gpusort_shared->sorts_with_key_threads);
 
 		threads = Min(threads, cpus / ((long) others + 1) - 1);
 	}
@@ -139,8 +145,8 @@ keythreads_wanted(void)
 static void
 uncount_pools_at_exit(int code, Datum arg)
 {
-	if (gpusort_service != NULL && my_counted_pools > 0)
-		pg_atomic_fetch_sub_u32(&gpusort_service->sorts_with_key_threads,
+	if (gpusort_shared != NULL && my_counted_pools > 0)
+		pg_atomic_fetch_sub_u32(&gpusort_shared->sorts_with_key_threads,
 								(uint32) my_counted_pools);
 	my_counted_pools = 0;
 }
@@ -151,14 +157,14 @@ count_pool(KeyThreadPool *pool)
 {
 	static bool exit_hook = false;
 
-	if (gpusort_service == NULL)
+	if (gpusort_shared == NULL)
 		return;
 	if (!exit_hook)
 	{
 		on_shmem_exit(uncount_pools_at_exit, 0);
 		exit_hook = true;
 	}
-	pg_atomic_fetch_add_u32(&gpusort_service->sorts_with_key_threads, 1);
+	pg_atomic_fetch_add_u32(&gpusort_shared->sorts_with_key_threads, 1);
 	my_counted_pools++;
 	pool->counted = true;
 }
@@ -166,12 +172,12 @@ count_pool(KeyThreadPool *pool)
 static void
 uncount_pool(KeyThreadPool *pool)
 {
-	if (!pool->counted || gpusort_service == NULL)
+	if (!pool->counted || gpusort_shared == NULL)
 		return;
 	pool->counted = false;
 	if (my_counted_pools > 0)
 	{
-		pg_atomic_fetch_sub_u32(&gpusort_service->sorts_with_key_threads, 1);
+		pg_atomic_fetch_sub_u32(&gpusort_shared->sorts_with_key_threads, 1);
 		my_counted_pools--;
 	}
 }

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * keythreads.h
- *	  Key-building threads: a small pool that runs pure key work (keys_build.c)
- *	  beside the backend.
+ *	  The key threads: the sort's pool of threads, named for its main job
+ *	  (building keys, keys_build.c), to which the other stages lend work
+ *	  (keythreads.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -32,7 +33,7 @@ typedef struct KeyTaskGroup
 	volatile int pending;		/* under the pool's lock */
 	bool		always_run;		/* its tasks run even after another task
 								 * failed: work that later work needs,
-								 * such as copying tuples (sort_arena.c) */
+								 * such as copying tuples (batch_load.c) */
 } KeyTaskGroup;
 
 extern int	keythreads_wanted(void);

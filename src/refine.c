@@ -1,24 +1,24 @@
 /*-------------------------------------------------------------------------
  *
  * refine.c
- *	  After the prefix sort of a generic layout: refining runs of equal
+ *	  After the prefix sort of a generic layout: refining ranges of equal
  *	  prefixes on the following key bytes, and certifying libc order.
  *
  * The engine sorts only the first gpusort.key_width bytes of each full key
- * (keys.h).  Records whose prefixes are equal form runs in the sorted
+ * (keys.h).  Records whose prefixes are equal form ranges in the sorted
  * order; their full keys may still differ further on (long strings with a
  * shared beginning: URLs, paths, padded codes).  Rather than leave such
- * runs to n log n comparator calls, each refinement round sorts all their
+ * ranges to n log n comparator calls, each refinement round sorts all their
  * records together, with an engine, on the next bytes of the full key: a
- * segmented sort, whose 32-byte keys begin with the run's ordinal so that
- * runs stay apart and in place, followed by the next 28 bytes of the key.
- * Large rounds run on the GPU when the sort did.  A run ends when its
+ * segmented sort, whose 32-byte keys begin with the range's ordinal so that
+ * ranges stay apart and in place, followed by the next 28 bytes of the key.
+ * Large rounds run on the GPU when the sort did.  A range ends when its
  * records' full keys are wholly equal (they tie), or when its records hold
- * identical values (checked first, so that a run of duplicates of a long
- * string costs no rounds at all).  Runs of values longer than
+ * identical values (checked first, so that a range of duplicates of a long
+ * string costs no rounds at all).  Ranges of values longer than
  * REFINE_MAX_VALUE_BYTES (KEY_LIBC_XFRM_MAX_BYTES under a libc collation,
  * whose keys transform no more of a string: keys_build.c), and those left
- * after MAX_REFINE_ROUNDS, go to the comparator pass, as do runs of equal
+ * after MAX_REFINE_ROUNDS, go to the resolve stage's comparators (resolve.c), as do ranges of equal
  * full keys when the full key stops before the last ORDER BY column.
  *
  * libc collations: keys hold strxfrm's output, and PostgreSQL does not
@@ -51,7 +51,7 @@
  * (strxfrm has no offset), so a round costs what the first did: long
  * strings that share long prefixes would pay a transform per 28 bytes of
  * prefix, several times what the comparators' n log n strcoll calls cost
- * them.  Past this many rounds such runs go to the comparators, as
+ * them.  Past this many rounds such ranges go to the comparators, as
  * tuplesort would sort them.
  */
 #define MAX_LIBC_REFINE_ROUNDS	3
@@ -59,38 +59,38 @@
 
 /*
  * Each round builds its records' keys again from the start (keeping every
- * full key would cost memory without bound), so runs of values this long
+ * full key would cost memory without bound), so ranges of values this long
  * go to the comparators instead, as tuplesort would sort them.
  */
 #define REFINE_MAX_VALUE_BYTES	1024
 #define TASK_GRAIN				2048
 
-/* a growing list of runs */
-typedef struct RunList
+/* a growing list of ranges */
+typedef struct TieRangeList
 {
-	SortRun    *runs;
+	TieRange    *ranges;
 	size_t		n;
 	size_t		cap;
-} RunList;
+} TieRangeList;
 
 static void
-run_list_add(RunList *list, size_t start, size_t len, int first_col)
+tie_range_list_add(TieRangeList *list, size_t start, size_t len, int first_col)
 {
 	if (list->n == list->cap)
 	{
 		list->cap = Max(list->cap * 2, 64);
-		list->runs = list->runs ?
-			repalloc_huge(list->runs, list->cap * sizeof(SortRun)) :
-			palloc_extended(list->cap * sizeof(SortRun), MCXT_ALLOC_HUGE);
+		list->ranges = list->ranges ?
+			repalloc_huge(list->ranges, list->cap * sizeof(TieRange)) :
+			palloc_extended(list->cap * sizeof(TieRange), MCXT_ALLOC_HUGE);
 	}
-	list->runs[list->n].start = start;
-	list->runs[list->n].len = len;
-	list->runs[list->n].first_col = first_col;
+	list->ranges[list->n].start = start;
+	list->ranges[list->n].len = len;
+	list->ranges[list->n].first_col = first_col;
 	list->n++;
 }
 
 static bool
-run_is_identical(RefineContext *rc, const uint32 *perm, size_t start, size_t len)
+range_is_identical(RefineContext *rc, const uint32 *perm, size_t start, size_t len)
 {
 	const Datum *v0 = key_inputs_values(rc->inputs, perm[start]);
 	const bool *n0 = key_inputs_isnull(rc->inputs, perm[start]);
@@ -103,16 +103,16 @@ run_is_identical(RefineContext *rc, const uint32 *perm, size_t start, size_t len
 	return true;
 }
 
-/* A run whose full keys are equal: only columns beyond the key may order it. */
+/* A range whose full keys are equal: only columns beyond the key may order it. */
 static void
-run_settled(RefineContext *rc, RunList *settled, size_t start, size_t len)
+range_settled(RefineContext *rc, TieRangeList *settled, size_t start, size_t len)
 {
 	if (rc->layout->full_cols < rc->layout->ncols)
-		run_list_add(settled, start, len, rc->layout->full_cols);
+		tie_range_list_add(settled, start, len, rc->layout->full_cols);
 }
 
 /*
- * A run of equal keys so far: settled, to refine in the next round, or,
+ * A range of equal keys so far: settled, to refine in the next round, or,
  * for long values, to the comparators.  Under a libc collation, the bound
  * is where keys stop transforming a string (keys_build.c): past it, each
  * round would transform the value's beginning again for 28 more bytes of a
@@ -120,19 +120,19 @@ run_settled(RefineContext *rc, RunList *settled, size_t start, size_t len)
  * difference.
  */
 static void
-classify_run(RefineContext *rc, const uint32 *perm, RunList *settled,
-			 RunList *pending, size_t start, size_t len)
+classify_range(RefineContext *rc, const uint32 *perm, TieRangeList *settled,
+			 TieRangeList *pending, size_t start, size_t len)
 {
 	size_t		max_bytes = rc->layout->verify ?
 		KEY_LIBC_XFRM_MAX_BYTES : REFINE_MAX_VALUE_BYTES;
 
-	if (run_is_identical(rc, perm, start, len))
-		run_settled(rc, settled, start, len);
+	if (range_is_identical(rc, perm, start, len))
+		range_settled(rc, settled, start, len);
 	else if (key_inputs_bytes(rc->layout, key_inputs_values(rc->inputs, perm[start]),
 							  key_inputs_isnull(rc->inputs, perm[start])) > max_bytes)
-		run_list_add(settled, start, len, 0);
+		tie_range_list_add(settled, start, len, 0);
 	else
-		run_list_add(pending, start, len, 0);
+		tie_range_list_add(pending, start, len, 0);
 }
 
 /* what a round's key-building task needs */
@@ -140,7 +140,7 @@ typedef struct RoundBuild
 {
 	const KeyInputs *inputs;
 	const uint32 *records;		/* record index of member j */
-	const uint32 *ordinals;		/* its run's ordinal */
+	const uint32 *ordinals;		/* its range's ordinal */
 	uint64	  **chunks;			/* the engine's key chunks */
 	size_t		skip;			/* full-key offset of the window */
 	bool	   *ended;			/* out: member j's full key ends in it */
@@ -199,7 +199,6 @@ sort_round(RefineContext *rc, RoundBuild *rb, size_t m, uint32 **perm2, char **w
 			gpu = false;
 			engine = cpu_engine_begin(rc->cxt, REFINE_KEY_WORDS);
 		}
-		engine->want_ties = true;
 		engine->threads = rc->pool;
 		rb->chunks = palloc(sizeof(uint64 *) * Max(nchunks, 1));
 		for (size_t c = 0; c < nchunks && ok; c++)
@@ -233,34 +232,34 @@ sort_round(RefineContext *rc, RoundBuild *rb, size_t m, uint32 **perm2, char **w
 }
 
 /*
- * Refine the runs of equal prefixes in perm, the result of the engine
- * `sorted` (whose keys are the prefixes).  On return, *runs lists what the comparator pass still has to
- * order.  False, with *why, if an engine or key building failed.
+ * Refine the ranges of equal prefixes in perm, the result of the engine
+ * `sorted` (whose keys are the prefixes).  On return, *ranges lists the
+ * tie ranges the comparators still have to order.  False, with *why, if an engine or key building failed.
  */
 bool
 gpusort_refine(RefineContext *rc, const SortEngine *sorted, uint32 *perm, size_t n,
-			   SortRun **runs, size_t *nruns, char **why)
+			   TieRange **ranges, size_t *nranges, char **why)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(rc->cxt);
-	RunList		settled = {NULL, 0, 0};
-	RunList		pending = {NULL, 0, 0};
+	TieRangeList settled = {NULL, 0, 0};
+	TieRangeList pending = {NULL, 0, 0};
 	size_t		skip = rc->layout->key_bytes;
 	size_t		start = 0;
 	size_t		len;
-	const uint8 *ties = gpusort_equal_neighbours(rc->pool, sorted, perm, n);
+	const uint8 *ties = resolve_equal_neighbours(rc->pool, sorted, perm, n);
 
-	/* the runs of equal prefixes */
-	while ((len = gpusort_next_tie_run(ties, n, &start)) > 0)
+	/* the ranges of equal prefixes */
+	while ((len = resolve_next_tie_range(ties, n, &start)) > 0)
 	{
-		classify_run(rc, perm, &settled, &pending, start, len);
+		classify_range(rc, perm, &settled, &pending, start, len);
 		start += len;
 	}
-	if (ties != NULL && ties != sorted->ties)
+	if (ties != NULL)
 		pfree((void *) ties);
 
 	while (pending.n > 0)
 	{
-		RunList		next = {NULL, 0, 0};
+		TieRangeList next = {NULL, 0, 0};
 		RoundBuild	rb;
 		SortEngine *engine;
 		uint32	   *positions;
@@ -276,12 +275,12 @@ gpusort_refine(RefineContext *rc, const SortEngine *sorted, uint32 *perm, size_t
 		{
 			/* keys this long are left to the comparators, from column 0 */
 			for (size_t r = 0; r < pending.n; r++)
-				run_list_add(&settled, pending.runs[r].start, pending.runs[r].len, 0);
+				tie_range_list_add(&settled, pending.ranges[r].start, pending.ranges[r].len, 0);
 			break;
 		}
 
 		for (size_t r = 0; r < pending.n; r++)
-			m += pending.runs[r].len;
+			m += pending.ranges[r].len;
 		positions = palloc_extended(sizeof(uint32) * m, MCXT_ALLOC_HUGE);
 		records = palloc_extended(sizeof(uint32) * m, MCXT_ALLOC_HUGE);
 		ordinals = palloc_extended(sizeof(uint32) * m, MCXT_ALLOC_HUGE);
@@ -289,9 +288,9 @@ gpusort_refine(RefineContext *rc, const SortEngine *sorted, uint32 *perm, size_t
 		rb.ended = palloc_extended(sizeof(bool) * m, MCXT_ALLOC_HUGE);
 		j = 0;
 		for (size_t r = 0; r < pending.n; r++)
-			for (size_t i = 0; i < pending.runs[r].len; i++, j++)
+			for (size_t i = 0; i < pending.ranges[r].len; i++, j++)
 			{
-				positions[j] = pending.runs[r].start + i;
+				positions[j] = pending.ranges[r].start + i;
 				records[j] = perm[positions[j]];
 				ordinals[j] = (uint32) r;
 			}
@@ -309,24 +308,24 @@ gpusort_refine(RefineContext *rc, const SortEngine *sorted, uint32 *perm, size_t
 		rc->rounds++;
 		rc->refined += m;
 
-		/* members in their new order, into their runs' places */
+		/* members in their new order, into their ranges' places */
 		for (j = 0; j < m; j++)
 			sorted[j] = records[perm2[j]];
 		for (j = 0; j < m; j++)
 			perm[positions[j]] = sorted[j];
 
-		/* the runs that are still equal */
+		/* the ranges that are still equal */
 		j = 0;
-		ties = gpusort_equal_neighbours(rc->pool, engine, perm2, m);
-		while ((len = gpusort_next_tie_run(ties, m, &j)) > 0)
+		ties = resolve_equal_neighbours(rc->pool, engine, perm2, m);
+		while ((len = resolve_next_tie_range(ties, m, &j)) > 0)
 		{
 			if (rb.ended[perm2[j]])
-				run_settled(rc, &settled, positions[j], len);
+				range_settled(rc, &settled, positions[j], len);
 			else
-				classify_run(rc, perm, &settled, &next, positions[j], len);
+				classify_range(rc, perm, &settled, &next, positions[j], len);
 			j += len;
 		}
-		if (ties != NULL && ties != engine->ties)
+		if (ties != NULL)
 			pfree((void *) ties);
 		engine->methods->end(engine);
 		pfree(positions);
@@ -335,15 +334,15 @@ gpusort_refine(RefineContext *rc, const SortEngine *sorted, uint32 *perm, size_t
 		pfree(sorted);
 		pfree(rb.ended);
 		pfree(rb.chunks);
-		if (pending.runs)
-			pfree(pending.runs);
+		if (pending.ranges)
+			pfree(pending.ranges);
 		pending = next;
 		skip += REFINE_WINDOW_BYTES;
 	}
 
 	MemoryContextSwitchTo(oldcxt);
-	*runs = settled.runs;
-	*nruns = settled.n;
+	*ranges = settled.ranges;
+	*nranges = settled.n;
 	return true;
 }
 
@@ -390,7 +389,7 @@ compare_for_repair(const void *a, const void *b, void *arg)
 	int			r;
 
 	CHECK_FOR_INTERRUPTS();
-	r = gpusort_compare_records((Tiebreak *) arg, x, y);
+	r = resolve_compare_records((ResolveContext *) arg, x, y);
 	if (r != 0)
 		return r;
 	return (x < y) ? -1 : (x > y);
@@ -407,7 +406,7 @@ compare_for_repair(const void *a, const void *b, void *arg)
 static void
 repair_order(RefineContext *rc, uint32 *perm, size_t n, const bool *bad)
 {
-	Tiebreak   *tb = rc->tb;
+	ResolveContext *res = rc->res;
 	uint32	   *kept = palloc_extended(sizeof(uint32) * n, MCXT_ALLOC_HUGE);
 	size_t	   *kept_pos = palloc_extended(sizeof(size_t) * n, MCXT_ALLOC_HUGE);
 	uint32	   *out;
@@ -424,7 +423,7 @@ repair_order(RefineContext *rc, uint32 *perm, size_t n, const bool *bad)
 		bool		take_out = (i + 1 < n && bad[i]) || (i > 0 && bad[i - 1]);
 
 		if (!take_out && nkept > 0 && kept_pos[nkept - 1] != i - 1 &&
-			gpusort_compare_records(tb, kept[nkept - 1], perm[i]) > 0)
+			resolve_compare_records(res, kept[nkept - 1], perm[i]) > 0)
 		{
 			/* a new seam out of order: both go */
 			if (nremoved == removed_cap)
@@ -448,7 +447,7 @@ repair_order(RefineContext *rc, uint32 *perm, size_t n, const bool *bad)
 			CHECK_FOR_INTERRUPTS();
 	}
 
-	qsort_arg(removed, nremoved, sizeof(uint32), compare_for_repair, tb);
+	qsort_arg(removed, nremoved, sizeof(uint32), compare_for_repair, res);
 
 	/* merge: each removed record after the kept ones not greater than it */
 	out = palloc_extended(sizeof(uint32) * n, MCXT_ALLOC_HUGE);
@@ -462,7 +461,7 @@ repair_order(RefineContext *rc, uint32 *perm, size_t n, const bool *bad)
 		{
 			size_t		mid = lo + (hi - lo) / 2;
 
-			if (gpusort_compare_records(tb, kept[mid], removed[r]) <= 0)
+			if (resolve_compare_records(res, kept[mid], removed[r]) <= 0)
 				lo = mid + 1;
 			else
 				hi = mid;
@@ -522,7 +521,7 @@ gpusort_certify_libc_order(RefineContext *rc, uint32 *perm, size_t n, char **why
 	{
 		if (!cp.bad[i])
 			continue;
-		if (gpusort_compare_records(rc->tb, perm[i], perm[i + 1]) > 0)
+		if (resolve_compare_records(rc->res, perm[i], perm[i + 1]) > 0)
 			any_bad = true;
 		else
 			cp.bad[i] = false;

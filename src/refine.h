@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * refine.h
- *	  After the prefix sort of a generic layout: refining runs of equal
+ *	  After the prefix sort of a generic layout: refining tie ranges of equal
  *	  prefixes on the following key bytes, and certifying libc order.
  *
  *-------------------------------------------------------------------------
@@ -14,7 +14,7 @@
 #include "engine.h"
 #include "keys.h"
 #include "keythreads.h"
-#include "tiebreak.h"
+#include "resolve.h"
 
 typedef struct RefineContext
 {
@@ -23,7 +23,7 @@ typedef struct RefineContext
 	KeyThreadPool *pool;
 	MemoryContext cxt;			/* engines and workspace of the rounds */
 	bool		use_gpu;		/* large rounds on the GPU engine */
-	Tiebreak   *tb;				/* PostgreSQL's comparators */
+	ResolveContext *res;		/* PostgreSQL's comparators */
 
 	/* results, for EXPLAIN ANALYZE */
 	int			rounds;
@@ -34,7 +34,7 @@ typedef struct RefineContext
 } RefineContext;
 
 extern bool gpusort_refine(RefineContext *rc, const SortEngine *sorted, uint32 *perm,
-						   size_t n, SortRun **runs, size_t *nruns, char **why);
+						   size_t n, TieRange **ranges, size_t *nranges, char **why);
 extern bool gpusort_certify_libc_order(RefineContext *rc, uint32 *perm, size_t n,
 									   char **why);
 

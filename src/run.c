@@ -31,7 +31,7 @@ runs_create(SortBatchShared *sh, MemoryContext cxt)
 
 	runs->sh = sh;
 	runs->cxt = cxt;
-	batch_init_tiebreak(sh, &runs->tb, NULL);
+	batch_init_resolve(sh, &runs->tb, NULL);
 	runs->pos = -1;
 	runs->markpos = -1;
 	runs->pass_output.file = -1;

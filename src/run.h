@@ -19,7 +19,7 @@
 
 #include "executor/tuptable.h"
 
-#include "sort_batch.h"
+#include "batch.h"
 
 typedef struct SortRuns SortRuns;
 

@@ -14,7 +14,7 @@
  * puts back; the length counts the key and the rest of the tuple.  A run
  * without keys (key_words 0) holds the length and the tuple only.
  *
- * The key is the one the engine sorted (sort_batch.c keeps it beside each
+ * The key is the one the engine sorted (batch_sort.c keeps it beside each
  * sorted tuple), so that the merge compares keys first and calls
  * PostgreSQL's comparators only where two inexact keys are equal.
  *

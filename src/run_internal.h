@@ -19,7 +19,7 @@
 
 #include "utils/logtape.h"
 
-#include "tiebreak.h"
+#include "resolve.h"
 #include "run.h"
 #include "run_file.h"
 
@@ -92,7 +92,7 @@ struct SortRuns
 	SortBatchShared *sh;
 	MemoryContext cxt;
 	LogicalTapeSet *tapeset;	/* random access: the merged result's */
-	Tiebreak	tb;
+	ResolveContext tb;
 
 	SortedRun  *pending;		/* runs not merged yet, in the order written */
 	int			npending;

@@ -171,7 +171,7 @@ compare_inputs(SortRuns *runs, const MergeInput *a, const MergeInput *b)
 		if (c != 0 || a->exact)
 			return c;
 	}
-	return gpusort_compare_tuples(&runs->tb, a->tuple, b->tuple);
+	return resolve_compare_tuples(&runs->tb, a->tuple, b->tuple);
 }
 
 /*

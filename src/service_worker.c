@@ -76,8 +76,10 @@
 #include "compat.h"
 #include "cpu_radix.h"
 #include "engine.h"
-#include "gpusort.h"
 #include "service.h"
+#include "stat.h"
+#include "settings.h"
+#include "wait_events.h"
 
 #ifdef GPUSORT_USE_CUDA
 #include "gpusort_cuda.h"

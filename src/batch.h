@@ -1,36 +1,39 @@
 /*-------------------------------------------------------------------------
  *
- * sort_batch.h
+ * batch.h
  *	  One in-memory sort of gpusort's sort module: the tuples held at once,
  *	  their normalized keys, the engine that sorts them, and the result.
  *
  * A sort (sort.c) reads its input into a *batch*.  When the batch reaches
  * the memory the sort may hold, or the input ends, the batch is sorted and
- * becomes a sorted run: written to a tape (sort_runs.c) and reset for the
- * next run, or, the last one, kept in memory.  The batch's pipeline has
- * one file a stage:
+ * becomes a sorted run: written to a tape (the runs) and reset for the
+ * next run, or, the last one, kept in memory.  The batch's pipeline runs
+ * one way, a file a stage, and no stage calls one before it:
  *
- *	sort_arena.c	load: each tuple copied once into an arena of large
+ *	batch.c			the batch itself: init, reset, move, destroy, its
+ *					memory measured against its limit, its key threads,
+ *					and giving its keys up
+ *	batch_load.c	load: each tuple copied once into an arena of large
  *					blocks (a parallel load's blocks of tuples by the key
- *					threads); what the batch holds, measured against its
- *					limit
- *	sort_encode.c	encode: normalized keys (keys.h) written into the
+ *					threads)
+ *	batch_encode.c	encode: normalized keys (keys.h) written into the
  *					engine's chunks, every ENCODE_BATCH tuples while they are
  *					in the CPU's cache, or by the key threads at the end
- *	sort_batch.c	engine choice and failover, the engine's sort, the order
- *					of equal inexact keys (refine.c, tiebreak.c), and the
+ *	engine_chain.c	engine: the choice of engine, and the GPU engine's keys
+ *					handed to the CPU engine when it fails (engine.h)
+ *	batch_sort.c	the engine's sort, then resolve: the order of equal
+ *					inexact keys (refine.c, resolve.c); then gather: the
  *					sorted tuple pointers (and keys, for a merge)
  *
  * Nothing the user sees depends on the engine: when the GPU engine fails
- * the keys are encoded again for the CPU engine, and when the keys cannot
- * be built or the CPU engine fails, the batch is ordered by PostgreSQL's
- * comparators alone (the *comparator sort*), in place, without copying a
- * tuple.
+ * the CPU engine sorts the same keys, and when the keys cannot be built or
+ * the CPU engine fails, the batch is ordered by PostgreSQL's comparators
+ * alone (the *comparator sort*), in place, without copying a tuple.
  *
  *-------------------------------------------------------------------------
  */
-#ifndef GPUSORT_SORT_BATCH_H
-#define GPUSORT_SORT_BATCH_H
+#ifndef GPUSORT_BATCH_H
+#define GPUSORT_BATCH_H
 
 #include "postgres.h"
 
@@ -39,7 +42,7 @@
 #include "utils/sortsupport.h"
 
 #include "engine.h"
-#include "gpusort.h"
+#include "sort_stats.h"
 #include "keys.h"
 #include "keythreads.h"
 
@@ -54,6 +57,9 @@
 
 /* records a batch holds at most: 32-bit record indexes address them */
 #define BATCH_MAX_RECORDS	((size_t) PG_UINT32_MAX - 1)
+
+/* the arena's first block (batch_load.c); later blocks grow from it */
+#define ARENA_MIN_BLOCK		((Size) 256 * 1024)
 
 typedef struct ChunkBuild ChunkBuild;
 
@@ -129,13 +135,11 @@ typedef struct SortBatch
 	Size		arena_bytes;
 
 	/* keys and the engine that sorts them */
-	SortEngine *engine;
+	EngineChain chain;			/* chain.engine has the keys */
 	size_t		nencoded;		/* records whose keys are in the engine */
 	size_t		nsubmitted;		/* records in submitted chunks */
 	bool		loaded_by_blocks;	/* a parallel load's chunks went in: keys
 									 * are encoded as chunks of records fill */
-	bool		engine_is_gpu;
-	bool		gpu_failed;		/* the GPU engine failed in this sort */
 	bool		comparator_sort;	/* keys given up: comparators order it */
 
 	/*
@@ -162,11 +166,22 @@ typedef struct SortBatch
 	bool		keys_order;		/* sorted_keys may decide a merge */
 } SortBatch;
 
-/* sort_arena.c */
+/* batch.c */
 extern void batch_init(SortBatch *batch, SortBatchShared *sh, MemoryContext parent);
 extern void batch_reset(SortBatch *batch);
 extern void batch_move(SortBatch *batch, SortBatch *to);
 extern void batch_destroy(SortBatch *batch);
+extern Size batch_memory(SortBatch *batch, size_t n, Size more);
+extern void *batch_alloc(SortBatch *batch, Size size);
+extern Size batch_inputs_chunk_bytes(SortBatch *batch);
+extern int	batch_key_threads(SortBatch *batch);
+extern void batch_start_key_threads(SortBatch *batch);
+extern void batch_give_up_keys(SortBatch *batch, const char *why);
+struct ResolveContext;
+extern void batch_init_resolve(SortBatchShared *sh, struct ResolveContext *res,
+							   MinimalTuple *tuples);
+
+/* batch_load.c */
 extern bool batch_store(SortBatch *batch, TupleTableSlot *slot);
 extern bool batch_store_tuple(SortBatch *batch, MinimalTuple tuple);
 extern int	batch_store_blocks(SortBatch *batch, const TupleBlock *blocks,
@@ -174,24 +189,13 @@ extern int	batch_store_blocks(SortBatch *batch, const TupleBlock *blocks,
 typedef void *(*TupleSpaceFn) (void *arg, Size len);
 extern MinimalTuple copy_slot_tuple(TupleTableSlot *slot, TupleSpaceFn space,
 									void *arg);
-extern Size batch_memory(SortBatch *batch, size_t n, Size more);
-extern void *batch_alloc(SortBatch *batch, Size size);
-extern Size batch_inputs_chunk_bytes(SortBatch *batch);
 
-/* sort_encode.c */
+/* batch_encode.c */
 extern void batch_start_keys(SortBatch *batch);
-extern int	batch_key_threads(SortBatch *batch);
-extern void batch_start_key_threads(SortBatch *batch);
+extern void batch_start_engine(SortBatch *batch);
 extern void batch_encode(SortBatch *batch, bool final);
 
-/* sort_batch.c */
-extern void batch_start_engine(SortBatch *batch);
-extern void batch_engine_failed(SortBatch *batch, const char *why);
-extern void batch_give_up_keys(SortBatch *batch, const char *why);
+/* batch_sort.c */
 extern void batch_sort(SortBatch *batch, bool keep_keys);
-extern void batch_add_fallback_reason(SortBatchShared *sh, const char *why);
-struct Tiebreak;
-extern void batch_init_tiebreak(SortBatchShared *sh, struct Tiebreak *tb,
-								MinimalTuple *tuples);
 
-#endif							/* GPUSORT_SORT_BATCH_H */
+#endif							/* GPUSORT_BATCH_H */

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
- * sort_arena.c
- *	  The load stage of a batch (sort_batch.h): the arena that holds its
- *	  tuples, and the measure of what the batch holds against its limit.
+ * batch_load.c
+ *	  The load stage of a batch (batch.h): the arena that holds its
+ *	  tuples, within the batch's limit (batch_memory, batch.c).
  *
  * Each child tuple is copied once, as a MinimalTuple, into blocks that
  * grow from 256 kB to 16 MB (hostmem.c keeps large blocks mapped between
@@ -36,137 +36,20 @@
 #include "cpu_radix.h"
 #include "faults.h"
 #include "hostmem.h"
-#include "sort_batch.h"
+#include "batch.h"
 
-#define ARENA_MIN_BLOCK		((Size) 256 * 1024)
 #define ARENA_MAX_BLOCK		((Size) 16 * 1024 * 1024)
 
 /* tuples of a block one copying task takes */
 #define BLOCK_COPY_TUPLES	4096
 
-void
-batch_init(SortBatch *batch, SortBatchShared *sh, MemoryContext parent)
-{
-	memset(batch, 0, sizeof(SortBatch));
-	batch->sh = sh;
-	batch->cxt = AllocSetContextCreate(parent, "GpuSort batch",
-									   ALLOCSET_DEFAULT_SIZES);
-	batch->next_block_size = ARENA_MIN_BLOCK;
-}
 
-/*
- * Free everything the batch holds (its memory, the engine, the key
- * threads) and make it ready for the next run.  The GPU's failure stays
- * known: later batches of the sort do not try it again.  Keys given up
- * are tried again: what failed (memory, a value) may not recur.
- */
-void
-batch_reset(SortBatch *batch)
-{
-	SortBatchShared *sh = batch->sh;
-	MemoryContext cxt = batch->cxt;
-	Size		limit = batch->limit;
-	bool		gpu_failed = batch->gpu_failed;
 
-	if (batch->engine)
-		batch->engine->methods->end(batch->engine);
-	MemoryContextReset(cxt);	/* stops the key threads first */
-	memset(batch, 0, sizeof(SortBatch));
-	batch->sh = sh;
-	batch->cxt = cxt;
-	batch->limit = limit;
-	batch->gpu_failed = gpu_failed;
-	batch->next_block_size = ARENA_MIN_BLOCK;
-}
 
-/*
- * Move a sorted batch to `to`, where its run is written behind the backend
- * (sort.c), and make the batch an empty one in memory of its own, as
- * batch_reset does.  The engine ends first: the sorted tuples and keys lie
- * in the batch's own memory.
- */
-void
-batch_move(SortBatch *batch, SortBatch *to)
-{
-	MemoryContext parent = MemoryContextGetParent(batch->cxt);
-	SortBatchShared *sh = batch->sh;
-	Size		limit = batch->limit;
-	bool		gpu_failed = batch->gpu_failed;
 
-	if (batch->engine)
-		batch->engine->methods->end(batch->engine);
-	batch->engine = NULL;
-	*to = *batch;
-	batch_init(batch, sh, parent);
-	batch->limit = limit;
-	batch->gpu_failed = gpu_failed;
-}
 
-void
-batch_destroy(SortBatch *batch)
-{
-	if (batch->engine)
-		batch->engine->methods->end(batch->engine);
-	batch->engine = NULL;
-	if (batch->cxt)
-		MemoryContextDelete(batch->cxt);
-	batch->cxt = NULL;
-}
 
-/* bytes of one chunk of KeyInputs: datums, NULL flags, INPUTS_* bytes */
-Size
-batch_inputs_chunk_bytes(SortBatch *batch)
-{
-	return GPUSORT_CHUNK_RECORDS *
-		(batch->inputs.ncols * (sizeof(Datum) + sizeof(bool)) + sizeof(uint8));
-}
 
-/* bytes of the KeyInputs chunks that n records need and are not yet taken */
-static Size
-unallocated_inputs_bytes(SortBatch *batch, size_t n)
-{
-	size_t		chunks = (n + GPUSORT_CHUNK_RECORDS - 1) / GPUSORT_CHUNK_RECORDS;
-
-	if (!batch->sh->layout.generic || chunks <= batch->inputs.nchunks)
-		return 0;
-	return (chunks - batch->inputs.nchunks) * batch_inputs_chunk_bytes(batch);
-}
-
-/*
- * Bytes the batch would hold with n records and `more` bytes of arena
- * beyond what it has: tuples, keys and the sort's workspace.
- */
-Size
-batch_memory(SortBatch *batch, size_t n, Size more)
-{
-	int			words = Max(batch->sh->layout.key_words, 1);
-	Size		bytes;
-
-	bytes = batch->arena_bytes + more + n * sizeof(MinimalTuple) +
-		batch->inputs_bytes + unallocated_inputs_bytes(batch, n) +
-		n * words * sizeof(uint64) +	/* keys */
-		n * (sizeof(uint32) + sizeof(MinimalTuple)) +	/* order */
-		n * words * sizeof(uint64); /* sorted keys, for a merge */
-
-	/* the CPU engine's radix sort needs a workspace; the GPU sorts on the GPU */
-	if (!batch->engine_is_gpu)
-		bytes += gs_cpu_radix_workspace(n, words);
-	return bytes;
-}
-
-/* size bytes of the batch's memory, like palloc: out of memory is an ERROR */
-void *
-batch_alloc(SortBatch *batch, Size size)
-{
-	void	   *p = hostmem_alloc(batch->cxt, size);
-
-	if (p == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory"),
-				 errdetail("Failed on request of size %zu in GpuSort.", size)));
-	return p;
-}
 
 static void *
 arena_alloc(SortBatch *batch, Size len)

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
- * sort_encode.c
- *	  The encode stage of a batch (sort_batch.h): each record's normalized
+ * batch_encode.c
+ *	  The encode stage of a batch (batch.h): each record's normalized
  *	  key (keys.h), written into the chunk buffers of the batch's engine.
  *
  * Two paths, as keys.h describes:
@@ -20,9 +20,10 @@
  * A first NULL in a column whose key had no NULL byte changes the layout:
  * the engine starts over and every record of the batch is encoded again
  * (the layout's version tells sort.c that runs before it have other keys).
- * An engine that fails hands over to the next one (sort_batch.c); keys
- * that cannot be built end the encoding, and the batch is then ordered by
- * comparators alone.
+ * A GPU engine that fails hands its keys to the CPU engine inside the
+ * engine chain (engine_chain.c), so nothing is encoded again; keys that
+ * cannot be built, or a CPU engine that fails, end the encoding, and the
+ * batch is then ordered by comparators alone (the comparator sort).
  *
  * Every task of the key threads refers only to the batch's memory, never
  * to the backend's stack, which an ERROR may unwind while tasks run
@@ -37,7 +38,7 @@
 #include "utils/memutils.h"
 
 #include "faults.h"
-#include "sort_batch.h"
+#include "batch.h"
 
 /*
  * Where a record's key column datums (KeyInputs, generic layouts) stand,
@@ -65,19 +66,33 @@ typedef struct ChunkBuild
 } ChunkBuild;
 
 /*
- * Hand chunk chunkno, records up to chunk_end, to the engine.  False if
- * the engine failed: it was replaced (engine_failed), and encoding starts
- * over from the first record.
+ * A buffer for chunk chunkno's keys from the engine chain, or NULL if the
+ * CPU engine failed too: the keys are then given up.
+ */
+static uint64 *
+engine_chunk(SortBatch *batch, size_t chunkno)
+{
+	char	   *why = NULL;
+	uint64	   *keys = engine_chain_chunk(&batch->chain, chunkno, &why);
+
+	if (keys == NULL)
+		batch_give_up_keys(batch, why);
+	return keys;
+}
+
+/*
+ * Hand chunk chunkno, records up to chunk_end, to the engine chain.  False
+ * if the CPU engine failed too: the keys are then given up.
  */
 static bool
 submit_chunk(SortBatch *batch, size_t chunkno, size_t chunk_end)
 {
 	char	   *why = NULL;
 
-	if (!batch->engine->methods->submit(batch->engine, chunkno,
-									 chunk_end - chunkno * GPUSORT_CHUNK_RECORDS, &why))
+	if (!engine_chain_submit(&batch->chain, chunkno,
+							 chunk_end - chunkno * GPUSORT_CHUNK_RECORDS, &why))
 	{
-		batch_engine_failed(batch, why);
+		batch_give_up_keys(batch, why);
 		return false;
 	}
 	batch->nsubmitted = chunk_end;
@@ -231,78 +246,89 @@ encode_generic(SortBatch *batch, bool final)
 	if (!final && !batch->sh->layout.costly_keys)
 		return;
 
-	while (!batch->comparator_sort)
+	/* queue the building of every new record's key */
+	while (!batch->comparator_sort && batch->nencoded < batch->ntuples)
 	{
-		bool		restarted = false;
+		size_t		chunkno = batch->nencoded / chunk_records;
+		size_t		chunk_end = Min(batch->ntuples, (chunkno + 1) * chunk_records);
+		ChunkBuild *cb = batch->chunk_builds[chunkno];
 
-		/* queue the building of every new record's key */
-		while (!batch->comparator_sort && batch->nencoded < batch->ntuples && !restarted)
+		if (cb == NULL)
 		{
-			size_t		chunkno = batch->nencoded / chunk_records;
-			size_t		chunk_end = Min(batch->ntuples, (chunkno + 1) * chunk_records);
-			char	   *why = NULL;
-			ChunkBuild *cb = batch->chunk_builds[chunkno];
+			uint64	   *keys = engine_chunk(batch, chunkno);
 
-			if (cb == NULL)
-			{
-				uint64	   *keys = batch->engine->methods->chunk(batch->engine, chunkno, &why);
-
-				if (keys == NULL)
-				{
-					batch_engine_failed(batch, why);
-					restarted = true;
-					break;
-				}
-				alloc_inputs(batch, chunk_end);
-				cb = MemoryContextAlloc(batch->cxt, sizeof(ChunkBuild));
-				cb->inputs = &batch->inputs;
-				cb->input_state = batch->input_states[chunkno];
-				/* the tuple array moves while it grows: only once it ended */
-				cb->tuples = final ? batch->tuples : NULL;
-				cb->layout = &batch->sh->layout;
-				cb->keys = keys;
-				cb->first = chunkno * chunk_records;
-				cb->key_bytes = batch->sh->layout.key_bytes;
-				cb->key_words = batch->sh->layout.key_words;
-				batch->chunk_builds[chunkno] = cb;
-			}
-			if (batch->sh->layout.costly_keys)
-				store_inputs(batch, chunk_end);
-			keythreads_submit(batch->pool, &batch->chunk_tasks[chunkno], build_chunk_keys, cb,
-							  batch->nencoded, chunk_end);
-			batch->nencoded = chunk_end;
+			if (keys == NULL)
+				return;
+			alloc_inputs(batch, chunk_end);
+			cb = MemoryContextAlloc(batch->cxt, sizeof(ChunkBuild));
+			cb->inputs = &batch->inputs;
+			cb->input_state = batch->input_states[chunkno];
+			/* the tuple array moves while it grows: only once it ended */
+			cb->tuples = final ? batch->tuples : NULL;
+			cb->layout = &batch->sh->layout;
+			cb->keys = keys;
+			cb->first = chunkno * chunk_records;
+			cb->key_bytes = batch->sh->layout.key_bytes;
+			cb->key_words = batch->sh->layout.key_words;
+			batch->chunk_builds[chunkno] = cb;
 		}
-		if (restarted)
-			continue;
+		if (batch->sh->layout.costly_keys)
+			store_inputs(batch, chunk_end);
+		keythreads_submit(batch->pool, &batch->chunk_tasks[chunkno], build_chunk_keys, cb,
+						  batch->nencoded, chunk_end);
+		batch->nencoded = chunk_end;
+	}
 
-		/* submit the chunks that are complete and built, in order */
-		while (!batch->comparator_sort && batch->nsubmitted < batch->nencoded)
+	/* submit the chunks that are complete and built, in order */
+	while (!batch->comparator_sort && batch->nsubmitted < batch->nencoded)
+	{
+		size_t		chunkno = batch->nsubmitted / chunk_records;
+		size_t		chunk_end = Min(batch->nencoded, (chunkno + 1) * chunk_records);
+
+		if (!final && (chunk_end % chunk_records != 0 ||
+					   !keythreads_group_done(batch->pool, &batch->chunk_tasks[chunkno])))
+			break;
+		gpusort_fault_point(GPUSORT_PHASE_KEY_THREADS);
+		keythreads_wait(batch->pool, &batch->chunk_tasks[chunkno]);
+		if (keythreads_failure(batch->pool))
 		{
-			size_t		chunkno = batch->nsubmitted / chunk_records;
-			size_t		chunk_end = Min(batch->nencoded, (chunkno + 1) * chunk_records);
-
-			if (!final && (chunk_end % chunk_records != 0 ||
-						   !keythreads_group_done(batch->pool, &batch->chunk_tasks[chunkno])))
-				break;
-			gpusort_fault_point(GPUSORT_PHASE_KEY_THREADS);
-			keythreads_wait(batch->pool, &batch->chunk_tasks[chunkno]);
-			if (keythreads_failure(batch->pool))
-			{
-				batch_give_up_keys(batch, psprintf("key building failed: %s",
-												 keythreads_failure(batch->pool)));
-				break;
-			}
-			if (!finish_chunk_inputs(batch, batch->chunk_builds[chunkno], chunk_end))
-				break;
-			if (!submit_chunk(batch, chunkno, chunk_end))
-			{
-				restarted = true;
-				break;
-			}
+			batch_give_up_keys(batch, psprintf("key building failed: %s",
+											   keythreads_failure(batch->pool)));
+			break;
 		}
-		if (!restarted)
+		if (!finish_chunk_inputs(batch, batch->chunk_builds[chunkno], chunk_end))
+			break;
+		if (!submit_chunk(batch, chunkno, chunk_end))
 			break;
 	}
+}
+
+/*
+ * Start the engine chain for the current layout, from the first record:
+ * at the start of a batch, and when a new layout makes every key be
+ * encoded again.
+ */
+void
+batch_start_engine(SortBatch *batch)
+{
+	SortBatchShared *sh = batch->sh;
+	size_t		expected = Max(batch->expected_records, batch->ntuples);
+
+	/* key threads may be writing into the old engine's chunks */
+	if (batch->pool)
+		keythreads_wait_all(batch->pool);
+	if (batch->chunk_tasks)
+	{
+		memset(batch->chunk_tasks, 0, sizeof(KeyTaskGroup) * MAX_CHUNKS);
+		memset(batch->chunk_builds, 0, sizeof(ChunkBuild *) * MAX_CHUNKS);
+	}
+	engine_chain_end(&batch->chain);
+	batch->nencoded = 0;
+	batch->nsubmitted = 0;
+	if (batch->comparator_sort)
+		return;
+	engine_chain_begin(&batch->chain, batch->cxt, sh->layout.key_words,
+					   expected);
 }
 
 /*
@@ -365,34 +391,7 @@ encode_chunk_keys(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 	return true;
 }
 
-/*
- * How many key threads the batch is to have, decided once (keythreads_wanted
- * follows the sorts running on the server), so that the batch's choice of
- * encoding keys as it loads or in the threads at the end stays one choice.
- */
-int
-batch_key_threads(SortBatch *batch)
-{
-	if (!batch->key_threads_decided)
-	{
-		batch->key_threads = keythreads_wanted();
-		batch->key_threads_decided = true;
-	}
-	return batch->key_threads;
-}
 
-/* The key threads, started the first time a batch wants them. */
-void
-batch_start_key_threads(SortBatch *batch)
-{
-	if (batch->pool)
-		return;
-	batch->threadcxt = AllocSetContextCreate(batch->cxt, "GpuSort key threads",
-										  ALLOCSET_SMALL_SIZES);
-	batch->pool = keythreads_start(&batch->sh->layout, batch_key_threads(batch),
-								   batch->threadcxt);
-	batch->sh->stats->key_threads = keythreads_count(batch->pool);
-}
 
 /*
  * Encode records nencoded .. ntuples-1 of a fixed layout in the key
@@ -421,7 +420,7 @@ encode_fixed_in_threads(SortBatch *batch, bool final)
 		ChunkEncode *tasks = palloc0(sizeof(ChunkEncode) * nchunks);
 		int			ntasks = 0;
 		KeyTaskGroup *group = keythreads_group_create(batch->pool);
-		bool		restarted = false;
+		bool		gave_up = false;
 		bool		relayout = false;
 
 		/* 1: a buffer for every chunk, and a task encoding into it */
@@ -430,14 +429,12 @@ encode_fixed_in_threads(SortBatch *batch, bool final)
 			size_t		chunkno = from / chunk_records;
 			size_t		to = Min(end, (chunkno + 1) * chunk_records);
 			ChunkEncode *ce = &tasks[ntasks++];
-			char	   *why = NULL;
 
-			ce->keys = batch->engine->methods->chunk(batch->engine, chunkno, &why);
+			ce->keys = engine_chunk(batch, chunkno);
 			if (ce->keys == NULL)
 			{
 				keythreads_wait(batch->pool, group);
-				batch_engine_failed(batch, why);
-				restarted = true;
+				gave_up = true;
 				break;
 			}
 			ce->layout = layout;
@@ -451,8 +448,8 @@ encode_fixed_in_threads(SortBatch *batch, bool final)
 			keythreads_submit(batch->pool, group, encode_chunk_keys, ce, from, to);
 			from = to;
 		}
-		if (restarted)
-			continue;
+		if (gave_up)
+			break;
 		gpusort_fault_point(GPUSORT_PHASE_KEY_THREADS);
 		keythreads_wait(batch->pool, group);
 		if (keythreads_failure(batch->pool))
@@ -490,15 +487,15 @@ encode_fixed_in_threads(SortBatch *batch, bool final)
 		batch->nencoded = Max(batch->nencoded, end);
 
 		/* 3: submit the chunks in order */
-		while (batch->nsubmitted < end && !restarted)
+		while (batch->nsubmitted < end)
 		{
 			size_t		chunkno = batch->nsubmitted / chunk_records;
 
-			restarted = !submit_chunk(batch, chunkno,
-									  Min(end, (chunkno + 1) * chunk_records));
+			if (!submit_chunk(batch, chunkno,
+							  Min(end, (chunkno + 1) * chunk_records)))
+				break;
 		}
-		if (!restarted)
-			break;
+		break;
 	}
 	MemoryContextSwitchTo(oldcxt);
 }
@@ -536,18 +533,14 @@ batch_encode(SortBatch *batch, bool final)
 	{
 		size_t		chunkno = batch->nencoded / chunk_records;
 		size_t		chunk_end = Min(batch->ntuples, (chunkno + 1) * chunk_records);
-		char	   *why = NULL;
 		uint64	   *keys;
 		bool		relayout = false;
 
 		if (batch->nencoded < chunk_end)
 		{
-			keys = batch->engine->methods->chunk(batch->engine, chunkno, &why);
+			keys = engine_chunk(batch, chunkno);
 			if (keys == NULL)
-			{
-				batch_engine_failed(batch, why);
-				continue;
-			}
+				break;
 			for (size_t i = batch->nencoded; i < chunk_end; i++)
 			{
 				if (!key_encode_tuple(&batch->sh->layout, batch->tuples[i], batch->sh->work_slot,

@@ -1,0 +1,289 @@
+/*-------------------------------------------------------------------------
+ *
+ * batch_sort.c
+ *	  The last stages of a batch (batch.h), once its keys are all encoded:
+ *	  the engine chain's sort, then resolve (the order of what the keys
+ *	  leave equal), then gather (the result as tuple pointers in sorted
+ *	  order).
+ *
+ * The engine chain (engine_chain.c) sorts the keys (key, index) on the GPU
+ * or the CPU.  If the CPU engine fails, or the refinement of generic keys
+ * fails, the keys are given up and the batch is ordered by PostgreSQL's
+ * comparators alone, in place (the comparator sort): no tuple is copied,
+ * and the batch becomes a run like any other.  EXPLAIN ANALYZE gives
+ * every reason (Fallback).
+ *
+ * After the engine's sort, records with equal inexact keys (tie ranges)
+ * are ordered by PostgreSQL's comparators (resolve.c), after refinement
+ * on further key bytes for generic layouts (refine.c).  The result is
+ * gathered once into an array of tuple pointers in sorted order, and,
+ * where the run will be merged with others, each record's key beside it,
+ * so that the merge compares keys before it calls a comparator.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "executor/tuptable.h"
+#include "utils/memutils.h"
+
+#include "cpu_radix.h"
+#include "faults.h"
+#include "hostmem.h"
+#include "refine.h"
+#include "service.h"
+#include "batch.h"
+#include "resolve.h"
+
+/* how many tuples ahead the gather prefetches */
+#define GATHER_PREFETCH		16
+
+
+
+
+
+
+/*
+ * Order what the engine's keys left equal: on the fixed path, tie ranges
+ * of equal inexact keys go to the comparators; on the generic path, tie
+ * ranges of equal prefixes are refined on further key bytes, what the full
+ * keys leave equal goes to the comparators, and libc order is certified.  If refinement or
+ * the check cannot be done (an engine or key building failed), the keys
+ * are given up and the comparators order the batch.
+ */
+static void
+resolve_order(SortBatch *batch, uint32 *perm)
+{
+	GpuSortStats *stats = batch->sh->stats;
+	ResolveContext	res;
+	int64		resolved = 0;
+	instr_time	start;
+	RefineContext rc;
+	TieRange    *runs = NULL;
+	size_t		nruns = 0;
+	char	   *why = NULL;
+	MemoryContext refinecxt;
+
+	batch_init_resolve(batch->sh, &res, batch->tuples);
+	if (!batch->sh->layout.generic)
+	{
+		INSTR_TIME_SET_CURRENT(start);
+		resolve_ties(&res, batch->pool, batch->chain.engine, perm, batch->ntuples,
+							 &resolved);
+		stats->resolved += resolved;
+		stats->resolve_ms += gpusort_elapsed_ms(start);
+		return;
+	}
+
+	/* the key threads are idle now: the prefixes were all built */
+	memset(&rc, 0, sizeof(rc));
+	refinecxt = AllocSetContextCreate(batch->cxt, "GpuSort refine",
+									  ALLOCSET_DEFAULT_SIZES);
+	rc.layout = &batch->sh->layout;
+	rc.inputs = &batch->inputs;
+	rc.pool = batch->pool;
+	rc.cxt = refinecxt;
+	rc.use_gpu = batch->chain.on_gpu;
+	rc.res = &res;
+
+	INSTR_TIME_SET_CURRENT(start);
+	if (!gpusort_refine(&rc, batch->chain.engine, perm, batch->ntuples,
+						&runs, &nruns, &why))
+	{
+		MemoryContextDelete(refinecxt);
+		batch_give_up_keys(batch, psprintf("refinement failed: %s", why));
+		return;
+	}
+	stats->refine_ms += gpusort_elapsed_ms(start);
+
+	INSTR_TIME_SET_CURRENT(start);
+	resolve_tie_ranges(&res, perm, runs, nruns, &resolved);
+	stats->resolved += resolved;
+	stats->resolve_ms += gpusort_elapsed_ms(start);
+
+	if (batch->sh->layout.verify)
+	{
+		INSTR_TIME_SET_CURRENT(start);
+		if (!gpusort_certify_libc_order(&rc, perm, batch->ntuples, &why))
+		{
+			MemoryContextDelete(refinecxt);
+			batch_give_up_keys(batch, psprintf("order check failed: %s", why));
+			return;
+		}
+		stats->check_ms += gpusort_elapsed_ms(start);
+	}
+	stats->refine_rounds += rc.rounds;
+	stats->refined += rc.refined;
+	stats->refined_on_gpu |= rc.rounds_on_gpu;
+	stats->checked_pairs += rc.checked_pairs;
+	stats->repaired += rc.repaired;
+	stats->key_build_ms += keythreads_busy_ms(batch->pool);
+	MemoryContextDelete(refinecxt);
+}
+
+/* a task of gather_sorted: sorted[from .. to-1], and their keys */
+typedef struct GatherTuples
+{
+	MinimalTuple *sorted;
+	MinimalTuple *tuples;
+	uint64	   *sorted_keys;	/* or NULL */
+	const KeyStore *keys;
+	const uint32 *perm;
+	size_t		n;
+} GatherTuples;
+
+static bool
+gather_tuple_pointers(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+{
+	GatherTuples *g = (GatherTuples *) arg;
+	int			words = g->keys->key_words;
+
+	for (size_t i = from; i < to; i++)
+	{
+		if (i + GATHER_PREFETCH < g->n)
+			gs_prefetch(&g->tuples[g->perm[i + GATHER_PREFETCH]]);
+		g->sorted[i] = g->tuples[g->perm[i]];
+		if (g->sorted_keys)
+		{
+			const uint64 *key = keystore_key(g->keys, g->perm[i]);
+
+			/* a word or four: a loop, not a call to memcpy per record */
+			for (int w = 0; w < words; w++)
+				g->sorted_keys[i * words + w] = key[w];
+		}
+	}
+	return true;
+}
+
+/*
+ * The result as the tuples' pointers in sorted order, gathered once (in
+ * the key threads where the batch has them) rather than looked up through
+ * the permutation at each row emitted: emitting then waits for one cache
+ * miss per row, the tuple, instead of two.  With keep_keys, each record's
+ * key is gathered beside it, for a merge.  The load-order pointers are not
+ * needed any more and go.
+ */
+static void
+gather_sorted(SortBatch *batch, const uint32 *perm, bool keep_keys)
+{
+	GatherTuples g;
+	size_t		n = batch->ntuples;
+
+	g.sorted = batch_alloc(batch, Max(n, 1) * sizeof(MinimalTuple));
+	g.tuples = batch->tuples;
+	g.keys = &batch->chain.engine->keys;
+	g.sorted_keys = NULL;
+	if (keep_keys)
+	{
+		batch->sorted_key_words = g.keys->key_words;
+		g.sorted_keys = batch_alloc(batch, Max(n, 1) * g.keys->key_words * sizeof(uint64));
+	}
+	g.perm = perm;
+	g.n = n;
+	if (batch->pool && n >= GPUSORT_CHUNK_RECORDS)
+		keythreads_parallel_for(batch->pool, gather_tuple_pointers, &g, n,
+								GPUSORT_CHUNK_RECORDS / 2);
+	else
+		gather_tuple_pointers(NULL, &g, 0, n);
+	batch->sorted = g.sorted;
+	batch->sorted_keys = g.sorted_keys;
+
+	/*
+	 * The keys order a merge where they follow PostgreSQL's order wherever
+	 * they differ: not libc collation keys, which only a check certifies.
+	 */
+	batch->keys_order = keep_keys && !batch->sh->layout.verify;
+	if (batch->tuples)
+		hostmem_free(batch->tuples, batch->maxtuples * sizeof(MinimalTuple));
+	batch->tuples = NULL;
+	batch->maxtuples = 0;
+}
+
+/*
+ * Order the batch by PostgreSQL's comparators alone, in place: a single
+ * tie range of the whole batch (resolve.c) from the first column.
+ */
+static void
+comparator_sort(SortBatch *batch)
+{
+	size_t		n = batch->ntuples;
+	uint32	   *perm = batch_alloc(batch, Max(n, 1) * sizeof(uint32));
+	MinimalTuple *sorted = batch_alloc(batch, Max(n, 1) * sizeof(MinimalTuple));
+	ResolveContext	res;
+	TieRange		all = {0, n, 0};
+	int64		resolved = 0;
+	instr_time	start;
+
+	for (size_t i = 0; i < n; i++)
+		perm[i] = (uint32) i;
+	batch_init_resolve(batch->sh, &res, batch->tuples);
+	INSTR_TIME_SET_CURRENT(start);
+	if (n > 1)
+		resolve_tie_ranges(&res, perm, &all, 1, &resolved);
+	batch->sh->stats->resolve_ms += gpusort_elapsed_ms(start);
+	batch->sh->stats->resolved += resolved;
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = batch->tuples[perm[i]];
+	batch->sorted = sorted;
+	batch->sorted_keys = NULL;
+	batch->keys_order = false;
+	strlcpy(batch->sh->stats->engine, "PostgreSQL comparators",
+			sizeof(batch->sh->stats->engine));
+	batch->sh->stats->device[0] = '\0';
+	strlcpy(batch->sh->stats->algorithm, "quicksort",
+			sizeof(batch->sh->stats->algorithm));
+}
+
+/*
+ * Sort the batch, whose keys are all encoded (batch_encode, final): the
+ * engine chain's sort, the order of equal keys, and the sorted tuple
+ * pointers in batch->sorted; with keep_keys, their keys in
+ * batch->sorted_keys.
+ */
+void
+batch_sort(SortBatch *batch, bool keep_keys)
+{
+	GpuSortStats *stats = batch->sh->stats;
+	uint32	   *perm = NULL;
+	char	   *why = NULL;
+	instr_time	start;
+
+	if (!batch->comparator_sort)
+	{
+		gpusort_fault_point(GPUSORT_PHASE_SORT);
+
+		/* a large CPU sort shares its radix passes among the key threads */
+		if (!batch->chain.on_gpu && batch->ntuples >= GS_RADIX_PARALLEL_MIN_RECORDS)
+			batch_start_key_threads(batch);
+		batch->chain.engine->threads = batch->pool;
+		INSTR_TIME_SET_CURRENT(start);
+		if (!engine_chain_sort(&batch->chain, batch->ntuples, &perm, &why))
+			batch_give_up_keys(batch, why);
+		stats->sort_ms += gpusort_elapsed_ms(start);
+	}
+
+	if (!batch->comparator_sort)
+	{
+		gpusort_fault_point(GPUSORT_PHASE_RESOLVE);
+		resolve_order(batch, perm);
+	}
+	if (batch->comparator_sort)
+	{
+		comparator_sort(batch);
+		return;
+	}
+
+	/* keep the order in the batch's memory; the engine's buffers can go */
+	gather_sorted(batch, perm, keep_keys);
+	{
+		SortEngineStats *es = &batch->chain.engine->stats;
+
+		strlcpy(stats->engine, es->engine, sizeof(stats->engine));
+		strlcpy(stats->device, es->device, sizeof(stats->device));
+		strlcpy(stats->algorithm, es->algorithm, sizeof(stats->algorithm));
+		stats->transfer_ms += es->transfer_ms;
+		stats->device_sort_ms += es->device_sort_ms;
+		stats->device_memory = Max(stats->device_memory, es->device_bytes);
+	}
+	engine_chain_end(&batch->chain);
+}

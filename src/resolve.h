@@ -1,0 +1,55 @@
+/*-------------------------------------------------------------------------
+ *
+ * resolve.h
+ *	  The resolve stage: ordering the tie ranges that inexact keys leave,
+ *	  with PostgreSQL's comparators (resolve.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUSORT_RESOLVE_H
+#define GPUSORT_RESOLVE_H
+
+#include "postgres.h"
+
+#include "access/htup.h"
+#include "executor/tuptable.h"
+#include "utils/sortsupport.h"
+
+#include "engine.h"
+#include "keys.h"
+#include "keythreads.h"
+
+/* What the resolve stage needs to know of the sort. */
+typedef struct ResolveContext
+{
+	const KeyLayout *layout;
+	SortSupport ssup;			/* one per ORDER BY column, prepared */
+	SortSupport abbrev;			/* the same with abbreviation, where the
+								 * type offers it (abbrev_converter set) */
+	TupleTableSlot *slot;		/* a MinimalTuple slot to deform with */
+	TupleTableSlot *slot2;		/* another, to compare two records */
+	MinimalTuple *tuples;		/* tuple of each record index */
+} ResolveContext;
+
+/* perm[start .. start + len - 1]: records known equal on columns < first_col */
+typedef struct TieRange
+{
+	size_t		start;
+	size_t		len;
+	int			first_col;
+} TieRange;
+
+extern const uint8 *resolve_equal_neighbours(KeyThreadPool *pool,
+											 const SortEngine *engine,
+											 const uint32 *perm, size_t n);
+extern size_t resolve_next_tie_range(const uint8 *ties, size_t n, size_t *start);
+extern void resolve_ties(ResolveContext *res, KeyThreadPool *pool,
+						 const SortEngine *engine, uint32 *perm, size_t n,
+						 int64 *resolved);
+extern void resolve_tie_ranges(ResolveContext *res, uint32 *perm,
+							   const TieRange *ranges, size_t nranges,
+							   int64 *resolved);
+extern int	resolve_compare_records(ResolveContext *res, uint32 a, uint32 b);
+extern int	resolve_compare_tuples(ResolveContext *res, MinimalTuple a, MinimalTuple b);
+
+#endif							/* GPUSORT_RESOLVE_H */
