@@ -46,7 +46,7 @@ typedef enum GpuSortPhase
 	GPUSORT_PHASE_ENCODE,		/* building normalized keys */
 	GPUSORT_PHASE_KEY_THREADS,	/* waiting for key threads that still work */
 	GPUSORT_PHASE_SORT,			/* the engine's sort */
-	GPUSORT_PHASE_RESOLVE,		/* refinement, comparator pass, verification */
+	GPUSORT_PHASE_RESOLVE,		/* resolve: refinement, comparators, verification */
 	GPUSORT_PHASE_SPILL,		/* writing a sorted run to a temporary file */
 	GPUSORT_PHASE_MERGE,		/* merge passes, before the first tuple */
 	GPUSORT_PHASE_EMIT			/* returning tuples */

@@ -5,7 +5,7 @@
  *	  EXPLAIN reports of them.
  *
  * When a sort's input outgrows the memory it may hold, each full batch is
- * sorted (sort_batch.c) and written as a *run*: its tuples in sorted order
+ * sorted (batch_sort.c) and written as a *run*: its tuples in sorted order
  * in a temporary file of PostgreSQL's own (run_file.c), in the record
  * format of run_format.h.  run_write.c writes a run, in the backend or
  * behind it; run_merge.c merges the runs, and the last batch held in

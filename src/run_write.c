@@ -5,7 +5,7 @@
  *	  by the backend or behind it, while the backend loads the next batch.
  *
  * When a sort's input outgrows the memory it may hold, each full batch is
- * sorted (sort_batch.c) and written here as a *run*: its tuples in sorted
+ * sorted (batch_sort.c) and written here as a *run*: its tuples in sorted
  * order, each with the key the engine sorted, in the record format of
  * run_format.h, in a temporary file of PostgreSQL's own (run_file.c), so
  * that temp_tablespaces, temp_file_limit, log_temp_files and the removal

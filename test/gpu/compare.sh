@@ -13,7 +13,8 @@
 # server and builds its own tables (bench/scale.sh), the base first.  Each
 # tree's scale.md, scale.json and log go to $OUT/compare-base and
 # $OUT/compare-head, and the two scale.md tables are printed one after the
-# other.
+# other.  COMPARE_ORDER="head base" runs this tree first, to see what
+# the order does to the figures.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=${OUT:-/tmp/gpusort-out}
@@ -24,7 +25,7 @@ base=/tmp/gpusort-base
 rm -rf "$base" && mkdir -p "$base" && tar -xf "$base_tar" -C "$base" || exit 1
 ln -s "$root/.device" "$base/.device"
 status=0
-for tree in base head; do
+for tree in ${COMPARE_ORDER:-base head}; do
   dir=$root
   [ $tree = base ] && dir=$base
   echo "== $tree ($(date +%T))"
