@@ -173,16 +173,10 @@ fi
 cluster_made=1
 pg_createcluster "$pg" "$cluster" --port "$port" --locale en_US.UTF-8 --encoding UTF8 \
   --start-conf manual >/dev/null
-# the settings test/run.sh gives its own server: GpuSort for every sort, on
-# the CPU engine, no parallel plans, no JIT
-cat > "/etc/postgresql/$pg/$cluster/conf.d/gpusort.conf" <<CONF
-shared_preload_libraries = 'gpusort'
-gpusort.engine = 'cpu'
-gpusort.min_rows = 0
-max_parallel_workers_per_gather = 0
-jit = off
-lc_messages = 'C'
-CONF
+# the settings test/run.sh gives its own server (test/regress.conf), on the
+# CPU engine
+{ cat "$root/test/regress.conf"; echo "gpusort.engine = 'cpu'"; } \
+  > "/etc/postgresql/$pg/$cluster/conf.d/gpusort.conf"
 pg_ctlcluster "$pg" "$cluster" start
 runuser -u postgres -- psql -X -q -p "$port" -d postgres -c 'CREATE EXTENSION gpusort' \
   -c 'SELECT version, build, engines FROM gpusort_info()' -c 'DROP EXTENSION gpusort'

@@ -96,14 +96,9 @@ trap 'rm -rf "$work"; [ "$keep_fuzzlog" = 1 ] || [ -z "$fuzzlog" ] || rm -rf "$f
 cp -r "$root/sql" "$root/expected" "$root/test" "$work/"
 [ ${#runas[@]} -gt 0 ] && chown -R "$user" "$work"
 
-# regression settings: GpuSort for every sort, on the chosen engine
-cat > "$work/regress.conf" <<CONF
-shared_preload_libraries = 'gpusort'
+# regression settings (test/regress.conf), on the chosen engine
+{ cat "$root/test/regress.conf"; cat <<CONF; } > "$work/regress.conf"
 gpusort.engine = '$engine'
-gpusort.min_rows = 0
-max_parallel_workers_per_gather = 0
-jit = off
-lc_messages = 'C'
 ${GPUSORT_EXTRA_CONF:-}
 $spill_conf
 CONF
