@@ -58,7 +58,8 @@ for f in uncited:
     print('not cited by any report:', f)
 for m in missing:
     print('cited, but not there:', m)
-print('%d files under %s, %d not cited, %d citations of nothing'
-      % (len(files), top, len(uncited), len(missing)))
+if uncited or missing:
+    print('%d files under %s, %d not cited, %d citations of nothing'
+          % (len(files), top, len(uncited), len(missing)))
 sys.exit(1 if uncited or missing else 0)
 PY
