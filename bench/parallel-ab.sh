@@ -1,7 +1,10 @@
 #!/bin/bash
-# bench/parallel-ab.sh: a parallel GpuSort's load or whole sort, for one
-# build of gpusort or two alternated on one server and the same tables, on
-# the GPU host.  bench/results/parallel.md holds what it measured.
+# bench/parallel-ab.sh: a parallel GpuSort's load or whole sort, or a
+# serial one at gpusort's defaults, for one build of gpusort or two
+# alternated on one server and the same tables, on the GPU host, so that
+# the two builds' figures differ by the builds alone, not by the tables,
+# the order or the host's drift.  bench/results/parallel.md holds what it
+# measured.
 #
 #   git archive -o "$GPUSORT_DEVICE_DIR/base.tar" BASE_COMMIT      (here)
 #   source "${GPUSORT_DEVICE_DIR:-.device}/pg-on-device.sh" && \
@@ -14,6 +17,11 @@
 #                     gpusort's DEBUG1 "parallel load" line gives each
 #                     worker's load (bench/load_medians.py prints medians)
 #   --mode sort       ORDER BY k and ORDER BY f, k, five statements each
+#   --mode serial     bench/scale.py's query on its table s_N
+#                     (k int8, f float8): SELECT * FROM s_N ORDER BY k
+#                     OFFSET N, serial, at gpusort's default settings (as
+#                     bench/scale.sh runs it), --rounds statements in one
+#                     session and then as many on fresh connections
 #   --rows "N ..."    table sizes (default "10000000 100000000")
 #   --rounds "R ..."  pairs per size and turn (default "7 3")
 #   --setting L:SQL   also run build b with these SET commands, labelled L
@@ -24,11 +32,12 @@
 #                     with 8 workers, three statements each
 #
 # The table is t_N(k int8, pad text, f float8) from bench/scale.py with
-# parallel_workers = 8; sorts run with 8 workers a Gather,
-# gpusort.engine = gpu and gpusort.max_memory = 32GB.
+# parallel_workers = 8 (s_N for --mode serial); sorts run with 8 workers a
+# Gather, gpusort.engine = gpu and gpusort.max_memory = 32GB.
+# --turns K runs the builds' turns K times (default 2: a b a b).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-base_tar= mode=load rows="10000000 100000000" rounds="7 3" server_opts= native=
+base_tar= mode=load rows="10000000 100000000" rounds="7 3" server_opts= native= turns=2
 settings=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -36,10 +45,11 @@ while [ $# -gt 0 ]; do
     --mode) mode=$2; shift 2 ;;
     --rows) rows=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
+    --turns) turns=$2; shift 2 ;;
     --setting) settings+=("$2"); shift 2 ;;
     --server-opts) server_opts=$2; shift 2 ;;
     --native) native=1; shift ;;
-    *) echo "usage: $0 [--base BASE.tar] [--mode load|sort] [--rows ...] [--rounds ...] [--setting L:SQL] [--server-opts O] [--native]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--base BASE.tar] [--mode load|sort|serial] [--turns K] [--rows ...] [--rounds ...] [--setting L:SQL] [--server-opts O] [--native]" >&2; exit 2 ;;
   esac
 done
 : "${PG_CONFIG:?source pg-on-device.sh first (test/gpu/README.md)}"
@@ -57,7 +67,7 @@ if [ -n "$base_tar" ]; then
     || { tail -30 /tmp/build-a.log; exit 1; }
   cp /tmp/gpusort-a/gpusort.so /tmp/gpusort-a.so
   cmp -s /tmp/gpusort-a.so /tmp/gpusort-b.so && echo "WARNING: the two builds are the same"
-  builds="a b a b"
+  builds=$(for _ in $(seq "$turns"); do echo -n "a b "; done)
 fi
 echo "built after $(( $(date +%s) - t0 )) s"
 server="-c shared_preload_libraries=gpusort -c shared_buffers=16GB -c work_mem=8GB -c max_worker_processes=24 -c max_parallel_workers=16"
@@ -68,10 +78,12 @@ use() { # build, extra server options
 }
 use b
 psql -X -q -c "CREATE EXTENSION IF NOT EXISTS gpusort"
+shape=t
+[ $mode = serial ] && shape=s
 for n in $rows; do
-  [ "$(psql -X -At -c "SELECT count(*) > 0 FROM t_$n" 2>/dev/null)" = t ] || {
-    python3 -c "import sys; sys.path.insert(0, 'bench'); import scale; scale.make_table('t', $n, 16, None)"
-    psql -X -q -c "ALTER TABLE t_$n SET (parallel_workers = 8)"; }
+  [ "$(psql -X -At -c "SELECT count(*) > 0 FROM ${shape}_$n" 2>/dev/null)" = t ] || {
+    python3 -c "import sys; sys.path.insert(0, 'bench'); import scale; scale.make_table('$shape', $n, 16, None)"
+    psql -X -q -c "ALTER TABLE ${shape}_$n SET (parallel_workers = 8)"; }
 done
 echo "tables after $(( $(date +%s) - t0 )) s"
 set_sql="SET max_parallel_workers_per_gather = 8; SET gpusort.engine = gpu; SET gpusort.max_memory = '32GB';"
@@ -88,6 +100,19 @@ measure() { # label rows rounds extra-SQL
         echo "\\echo SORT"; echo "SELECT * FROM t_$n ORDER BY k OFFSET $n;"
       done
     } | psql -X -At 2>&1 | grep -E "^COUNT|^SORT|parallel load|records sorted|^Time|ERROR" | sed "s/^/$label $n: /"
+  elif [ $mode = serial ]; then
+    q="SELECT * FROM s_$n ORDER BY k OFFSET $n;"
+    {
+      echo "SET max_parallel_workers_per_gather = 0; $extra"
+      echo "$q"
+      echo "SET client_min_messages = debug1;"
+      echo '\timing on'
+      for _ in $(seq "$r"); do echo "$q"; done
+    } | psql -X -At 2>&1 | grep -E "records sorted|^Time|ERROR" | sed -e "s/^/$label warm: /" -e 's/DEBUG:  gpusort: //' | cut -c1-260
+    for _ in $(seq "$r"); do
+      printf 'SET max_parallel_workers_per_gather = 0; %s\nSET client_min_messages = debug1;\n\\timing on\n%s\n' "$extra" "$q" \
+        | psql -X -At 2>&1 | grep -E "records sorted|^Time|ERROR" | sed -e "s/^/$label fresh: /" -e 's/DEBUG:  gpusort: //' | cut -c1-260
+    done
   else
     for q in "k" "f, k"; do
       {

@@ -14,8 +14,10 @@
  * lie, without a copy: the node's slot is a MinimalTuple slot that does not
  * own them.
  *
- * The sort module times its phases and fills the node's GpuSortStats,
- * which EXPLAIN ANALYZE shows (explain.c); the node only keeps them.
+ * The sort module times its phases and keeps its statistics; EXPLAIN
+ * ANALYZE (explain.c) shows what gpusort_sort_get_stats() returns.  A
+ * rescan that sorts again resets the sort rather than ending it, so that
+ * the figures add up over the sorts, as they do for Sort.
  *
  * A parallel GpuSort (planner.c) has a Gather below it, and below that the
  * load node (nodeGpuSortLoad.c) that copies each worker's rows into chunks
@@ -47,8 +49,7 @@ typedef struct GpuSortState
 	GpuSortPlanInfo info;
 	bool		random_access;	/* rewind, backward scan or mark/restore */
 	Gpusortstate *sort;			/* the sort, once the first fetch began it */
-	bool		sort_done;
-	GpuSortStats stats;
+	bool		sort_done;		/* it has its whole input, sorted */
 
 	GpuSortLoadState *load;		/* a parallel GpuSort's load, or NULL */
 } GpuSortState;
@@ -135,7 +136,10 @@ gpusort_begin(CustomScanState *node, EState *estate, int eflags)
 	st->load = gpusort_load_below(outerPlanState(st));
 }
 
-/* Put the whole input into a new sort, and perform it. */
+/*
+ * Put the whole input into the sort, begun now or reset by a rescan, and
+ * perform it.
+ */
 static void
 load_and_sort(GpuSortState *st)
 {
@@ -143,10 +147,10 @@ load_and_sort(GpuSortState *st)
 	TupleDesc	tupdesc = st->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor;
 	Instrumentation *instr = st->css.ss.ps.instrument;
 
-	st->sort = gpusort_sort_begin(tupdesc, &st->info, outer->plan->plan_rows,
-								  st->random_access,
-								  instr != NULL && instr->need_timer,
-								  &st->stats);
+	if (st->sort == NULL)
+		st->sort = gpusort_sort_begin(tupdesc, &st->info, outer->plan->plan_rows,
+									  st->random_access,
+									  instr != NULL && instr->need_timer);
 	if (st->load)
 		gpusort_load_start(st->load, st->sort);
 	for (;;)
@@ -163,15 +167,6 @@ load_and_sort(GpuSortState *st)
 	st->sort_done = true;
 }
 
-/* End the sort, if any, and free what it holds. */
-static void
-end_sort(GpuSortState *st)
-{
-	if (st->sort)
-		gpusort_sort_end(st->sort);
-	st->sort = NULL;
-	st->sort_done = false;
-}
 
 static TupleTableSlot *
 gpusort_exec(CustomScanState *node)
@@ -192,7 +187,9 @@ gpusort_end(CustomScanState *node)
 {
 	GpuSortState *st = (GpuSortState *) node;
 
-	end_sort(st);
+	if (st->sort)
+		gpusort_sort_end(st->sort);
+	st->sort = NULL;
 	ExecEndNode(outerPlanState(node));
 }
 
@@ -214,7 +211,8 @@ gpusort_rescan(CustomScanState *node)
 	 */
 	if (outer->chgParam != NULL || !gpusort_sort_rescan(st->sort))
 	{
-		end_sort(st);
+		gpusort_sort_reset(st->sort);
+		st->sort_done = false;
 		if (outer->chgParam == NULL)
 			ExecReScan(outer);
 	}
@@ -243,6 +241,7 @@ gpusort_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 {
 	GpuSortState *st = (GpuSortState *) node;
 
-	gpusort_explain_node(node, &st->info, st->stats.sorts > 0 ? &st->stats : NULL,
+	gpusort_explain_node(node, &st->info,
+						 st->sort ? gpusort_sort_get_stats(st->sort) : NULL,
 						 ancestors, es);
 }

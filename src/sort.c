@@ -78,9 +78,18 @@ typedef enum SortStatus
 
 struct Gpusortstate
 {
-	MemoryContext cxt;			/* everything of the sort */
-	SortStatus	status;
+	/* what begin was given, kept for gpusort_sort_reset() */
+	TupleDesc	tupdesc;
+	const GpuSortPlanInfo *info;
+	double		expected_rows;
 	bool		random_access;
+	bool		time_emit;		/* time the tuples returned (ANALYZE) */
+
+	/* what the sorts did, over every sort since begin: the caller's memory */
+	GpuSortStats stats;
+
+	MemoryContext cxt;			/* everything else of the sort */
+	SortStatus	status;
 	SortBatchShared sh;
 	SortBatch	batch;
 	bool		batch_started;	/* the batch has its limit and engine */
@@ -104,7 +113,6 @@ struct Gpusortstate
 	/* the load phase's time: see load_phase_done() */
 	instr_time	load_start;
 	double		load_start_other_ms;	/* phases_during_load_ms() then */
-	bool		time_emit;		/* time the tuples returned (ANALYZE) */
 };
 
 /*
@@ -133,31 +141,27 @@ load_phase_done(Gpusortstate *state)
 }
 
 /*
- * Begin a sort.  stats is the node's: each sort adds its figures to them,
- * so that a rescan that sorts again adds to what EXPLAIN ANALYZE shows.
- * With time_emit, the sort also times the tuples it returns, which costs
- * two clock readings a tuple (EXPLAIN ANALYZE with TIMING).
+ * Set up an empty sort in a new memory context under parent: the sort
+ * keys' support, the work slots, the key layout and an empty batch.
  */
-Gpusortstate *
-gpusort_sort_begin(TupleDesc tupdesc, const GpuSortPlanInfo *info,
-				   double expected_rows, bool random_access, bool time_emit,
-				   GpuSortStats *stats)
+static void
+sort_start(Gpusortstate *state, MemoryContext parent)
 {
-	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "GpuSort",
+	const GpuSortPlanInfo *info = state->info;
+	GpuSortStats *stats = &state->stats;
+	MemoryContext cxt = AllocSetContextCreate(parent, "GpuSort",
 											  ALLOCSET_DEFAULT_SIZES);
 	MemoryContext oldcxt = MemoryContextSwitchTo(cxt);
-	Gpusortstate *state = palloc0(sizeof(Gpusortstate));
 	SortBatchShared *sh = &state->sh;
 
 	state->cxt = cxt;
-	state->random_access = random_access;
 	state->status = SORT_LOADING;
 	state->pos = state->markpos = -1;
 	budget_join(&state->budget, cxt);
 
-	sh->expected_rows = expected_rows;
+	sh->expected_rows = state->expected_rows;
 	sh->stats = stats;
-	sh->stats_cxt = oldcxt;
+	sh->stats_cxt = parent;
 	sh->ssup = palloc0(sizeof(SortSupportData) * info->numCols);
 	sh->abbrev = palloc0(sizeof(SortSupportData) * info->numCols);
 	for (int c = 0; c < info->numCols; c++)
@@ -174,9 +178,9 @@ gpusort_sort_begin(TupleDesc tupdesc, const GpuSortPlanInfo *info,
 			PrepareSortSupportFromOrderingOp(info->sortOperators[c], ssup);
 		}
 	}
-	sh->work_slot = MakeSingleTupleTableSlot(tupdesc, &TTSOpsMinimalTuple);
-	sh->work_slot2 = MakeSingleTupleTableSlot(tupdesc, &TTSOpsMinimalTuple);
-	key_layout_init(&sh->layout, tupdesc, info->numCols, info->sortColIdx,
+	sh->work_slot = MakeSingleTupleTableSlot(state->tupdesc, &TTSOpsMinimalTuple);
+	sh->work_slot2 = MakeSingleTupleTableSlot(state->tupdesc, &TTSOpsMinimalTuple);
+	key_layout_init(&sh->layout, state->tupdesc, info->numCols, info->sortColIdx,
 					info->sortOperators, info->collations, info->nullsFirst,
 					gpusort_key_width);
 	batch_init(&state->batch, sh, cxt);
@@ -188,11 +192,71 @@ gpusort_sort_begin(TupleDesc tupdesc, const GpuSortPlanInfo *info,
 	stats->algorithm[0] = '\0';
 	stats->budget = budget_total();
 	stats->server_limited = false;
-	state->time_emit = time_emit;
 	state->load_start_other_ms = phases_during_load_ms(stats);
 	INSTR_TIME_SET_CURRENT(state->load_start);
 	MemoryContextSwitchTo(oldcxt);
+}
+
+/*
+ * Free what the sort holds but its statistics: memory, engine, key
+ * threads, temporary files.
+ */
+static void
+sort_release(Gpusortstate *state)
+{
+	/* the writer's thread first: it reads the batch and writes a run */
+	if (state->writing_active)
+		batch_destroy(&state->writing);
+	state->writing_active = false;
+	if (state->runs)
+		runs_end(state->runs);
+	batch_destroy(&state->batch);
+	ExecDropSingleTupleTableSlot(state->sh.work_slot);
+	ExecDropSingleTupleTableSlot(state->sh.work_slot2);
+	MemoryContextDelete(state->cxt);	/* gives the budget back */
+}
+
+/*
+ * Begin a sort of tuples of tupdesc by info's keys; tupdesc and info must
+ * outlive it.  With time_emit, the sort also times the tuples it returns,
+ * which costs two clock readings a tuple (EXPLAIN ANALYZE with TIMING).
+ */
+Gpusortstate *
+gpusort_sort_begin(TupleDesc tupdesc, const GpuSortPlanInfo *info,
+				   double expected_rows, bool random_access, bool time_emit)
+{
+	Gpusortstate *state = palloc0(sizeof(Gpusortstate));
+
+	state->tupdesc = tupdesc;
+	state->info = info;
+	state->expected_rows = expected_rows;
+	state->random_access = random_access;
+	state->time_emit = time_emit;
+	sort_start(state, CurrentMemoryContext);
 	return state;
+}
+
+/*
+ * Forget the tuples and free what they held, so that the same sort takes
+ * a new input, as tuplesort_reset() does; its statistics add up over every
+ * sort since begin, which is what EXPLAIN ANALYZE shows of a rescanned node.
+ */
+void
+gpusort_sort_reset(Gpusortstate *state)
+{
+	MemoryContext parent = MemoryContextGetParent(state->cxt);
+
+	sort_release(state);
+	memset(((char *) state) + offsetof(Gpusortstate, cxt), 0,
+		   sizeof(Gpusortstate) - offsetof(Gpusortstate, cxt));
+	sort_start(state, parent);
+}
+
+/* What the sort's sorts did, since begin. */
+const GpuSortStats *
+gpusort_sort_get_stats(Gpusortstate *state)
+{
+	return &state->stats;
 }
 
 /*
@@ -699,14 +763,8 @@ gpusort_sort_rescan(Gpusortstate *state)
 void
 gpusort_sort_end(Gpusortstate *state)
 {
-	/* the writer's thread first: it reads the batch and writes a run */
-	if (state->writing_active)
-		batch_destroy(&state->writing);
-	state->writing_active = false;
-	if (state->runs)
-		runs_end(state->runs);
-	batch_destroy(&state->batch);
-	ExecDropSingleTupleTableSlot(state->sh.work_slot);
-	ExecDropSingleTupleTableSlot(state->sh.work_slot2);
-	MemoryContextDelete(state->cxt);	/* gives the budget back */
+	sort_release(state);
+	if (state->stats.fallback)
+		pfree(state->stats.fallback);
+	pfree(state);
 }

@@ -8,12 +8,14 @@
  * the memory comes from the backend's budget, sort_budget.c), put tuples
  * (from a slot, MinimalTuples, or blocks of them; all are copied),
  * perform the sort, get tuples forward or (with random access) backward,
- * mark and restore a position, rewind, end.  Tuples returned stay valid
- * until the next call.
+ * mark and restore a position, rewind, reset for a new input, end.
+ * Tuples returned stay valid until the next call.
  *
- * What the sort did goes into the node's GpuSortStats (sort_stats.h),
- * given at begin: the sort module times each phase itself, the load
- * included, so that the node only shows the figures.
+ * The sort module keeps its own statistics (sort_stats.h), timing each
+ * phase itself, the load included; the node reads them with one call,
+ * gpusort_sort_get_stats(), as nodeSort.c reads tuplesort_get_stats().
+ * They add up over the inputs the sort took since begin, so that a node
+ * that sorts again on rescan resets its sort instead of ending it.
  *
  *-------------------------------------------------------------------------
  */
@@ -32,7 +34,7 @@ struct TupleBlock;				/* batch.h */
 
 extern Gpusortstate *gpusort_sort_begin(TupleDesc tupdesc, const GpuSortPlanInfo *info,
 										double expected_rows, bool random_access,
-										bool time_emit, GpuSortStats *stats);
+										bool time_emit);
 extern void gpusort_sort_puttupleslot(Gpusortstate *state, TupleTableSlot *slot);
 extern void gpusort_sort_puttuple(Gpusortstate *state, MinimalTuple tuple);
 extern int	gpusort_sort_putblocks(Gpusortstate *state, const struct TupleBlock *blocks,
@@ -43,6 +45,8 @@ extern bool gpusort_sort_gettupleslot(Gpusortstate *state, bool forward,
 extern void gpusort_sort_markpos(Gpusortstate *state);
 extern void gpusort_sort_restorepos(Gpusortstate *state);
 extern bool gpusort_sort_rescan(Gpusortstate *state);
+extern void gpusort_sort_reset(Gpusortstate *state);
+extern const GpuSortStats *gpusort_sort_get_stats(Gpusortstate *state);
 extern void gpusort_sort_end(Gpusortstate *state);
 
 #endif							/* GPUSORT_SORT_H */
