@@ -21,7 +21,9 @@
 #                     (k int8, f float8): SELECT * FROM s_N ORDER BY k
 #                     OFFSET N, serial, at gpusort's default settings (as
 #                     bench/scale.sh runs it), --rounds statements in one
-#                     session and then as many on fresh connections
+#                     session, then the scan (the same without ORDER BY,
+#                     the floor) there, then --rounds statements on fresh
+#                     connections
 #   --rows "N ..."    table sizes (default "10000000 100000000")
 #   --rounds "R ..."  pairs per size and turn (default "7 3")
 #   --setting L:SQL   also run build b with these SET commands, labelled L
@@ -108,7 +110,8 @@ measure() { # label rows rounds extra-SQL
       echo "SET client_min_messages = debug1;"
       echo '\timing on'
       for _ in $(seq "$r"); do echo "$q"; done
-    } | psql -X -At 2>&1 | grep -E "records sorted|^Time|ERROR" | sed -e "s/^/$label warm: /" -e 's/DEBUG:  gpusort: //' | cut -c1-260
+      echo '\echo SCAN'; echo "SELECT * FROM s_$n OFFSET $n;"
+    } | psql -X -At 2>&1 | grep -E "records sorted|^SCAN|^Time|ERROR" | sed -e "s/^/$label warm: /" -e 's/DEBUG:  gpusort: //' | cut -c1-260
     for _ in $(seq "$r"); do
       printf 'SET max_parallel_workers_per_gather = 0; %s\nSET client_min_messages = debug1;\n\\timing on\n%s\n' "$extra" "$q" \
         | psql -X -At 2>&1 | grep -E "records sorted|^Time|ERROR" | sed -e "s/^/$label fresh: /" -e 's/DEBUG:  gpusort: //' | cut -c1-260
