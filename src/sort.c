@@ -39,6 +39,8 @@
  * So size alone never sends a sort elsewhere, and more rows than a batch's
  * 32-bit record indexes address are just more runs.
  *
+ * src/README says in which file each stage of a sort lives.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
