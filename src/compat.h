@@ -2,7 +2,7 @@
  *
  * compat.h
  *	  What differs between the PostgreSQL major versions gpusort builds
- *	  against (15, 17 and 18), in one place.
+ *	  against (15, 17, 18 and 19), in one place.
  *
  * The rest of the code includes this header where an API is not the same
  * in every version, and calls what it defines: the newer spelling where
@@ -22,6 +22,28 @@
 #include "utils/pg_locale.h"
 #if PG_VERSION_NUM < 180000
 #include "access/stratnum.h"
+#endif
+#if PG_VERSION_NUM >= 160000
+#include "varatt.h"
+#endif
+#if PG_VERSION_NUM >= 190000
+#include "access/htup_details.h"
+#include "catalog/pg_collation.h"
+#include "catalog/pg_database.h"
+#include "executor/instrument.h"
+#include "miscadmin.h"
+#include "utils/syscache.h"
+#endif
+
+/*
+ * 19's castNode() uses typeof_unqual where its configure found it, a
+ * keyword of C23 that gpusort's -std=gnu11 does not have; GCC (14 on) and
+ * clang know it as __typeof_unqual__ in every mode.
+ */
+#if PG_VERSION_NUM >= 190000 && defined(HAVE_TYPEOF_UNQUAL) && \
+	!defined(typeof_unqual) && !defined(__cplusplus) && \
+	(!defined(__STDC_VERSION__) || __STDC_VERSION__ < 202311L)
+#define typeof_unqual __typeof_unqual__
 #endif
 
 /*
@@ -83,5 +105,107 @@ gpusort_ordering_op_properties(Oid opno, Oid *opfamily, Oid *opcintype,
 #endif
 	return true;
 }
+
+/*
+ * The provider of a collation's locale (COLLPROVIDER_LIBC, _ICU, ...), its
+ * libc locale_t and its ICU collator.  19 no longer records the provider
+ * in the locale, whose provider-specific fields are an anonymous union:
+ * the provider comes from the catalog, the database's for the default
+ * collation.
+ */
+#if PG_VERSION_NUM >= 190000
+static inline char
+gpusort_locale_provider(pg_locale_t locale, Oid collation)
+{
+	HeapTuple	tup;
+	char		provider;
+
+	if (locale->is_default)
+	{
+		tup = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(MyDatabaseId));
+		if (!HeapTupleIsValid(tup))
+			elog(ERROR, "cache lookup failed for database %u", MyDatabaseId);
+		provider = ((Form_pg_database) GETSTRUCT(tup))->datlocprovider;
+	}
+	else
+	{
+		tup = SearchSysCache1(COLLOID, ObjectIdGetDatum(collation));
+		if (!HeapTupleIsValid(tup))
+			elog(ERROR, "cache lookup failed for collation %u", collation);
+		provider = ((Form_pg_collation) GETSTRUCT(tup))->collprovider;
+	}
+	ReleaseSysCache(tup);
+	return provider;
+}
+#define gpusort_locale_libc(locale)	((locale)->lt)
+#define gpusort_locale_icu_collator(locale) ((locale)->icu.ucol)
+#else
+#define gpusort_locale_provider(locale, collation) ((locale)->provider)
+#define gpusort_locale_libc(locale)	((locale)->info.lt)
+#define gpusort_locale_icu_collator(locale) ((locale)->info.icu.ucol)
+#endif
+
+/*
+ * Whether a node's instrumentation times it (EXPLAIN ANALYZE with TIMING):
+ * 19 keeps the node's counters in a NodeInstrumentation around the
+ * general Instrumentation that has need_timer.
+ */
+#if PG_VERSION_NUM >= 190000
+#define gpusort_instr_timed(instrument) \
+	((instrument) != NULL && (instrument)->instr.need_timer)
+#else
+#define gpusort_instr_timed(instrument) \
+	((instrument) != NULL && (instrument)->need_timer)
+#endif
+
+/*
+ * A case that falls through to the next: 19 builds with
+ * -Wimplicit-fallthrough=5, which takes no comment for it, only the
+ * attribute that 19's pg_fallthrough is.
+ */
+#ifndef pg_fallthrough
+#if defined(__has_attribute)
+#if __has_attribute(fallthrough)
+#define pg_fallthrough __attribute__((fallthrough))
+#endif
+#endif
+#ifndef pg_fallthrough
+#define pg_fallthrough
+#endif
+#endif
+
+/*
+ * pqsignal()'s "ignore the signal": 19's handlers take the signal's
+ * information too, so SIG_IGN is no pqsigfunc there; PG_SIG_IGN is cast
+ * to one.
+ */
+#ifndef PG_SIG_IGN
+#define PG_SIG_IGN	SIG_IGN
+#endif
+
+/* ExecInitScanTupleSlot(): 19 adds the slot's flags (none here) */
+#if PG_VERSION_NUM >= 190000
+#define gpusort_init_scan_slot(estate, ss, tupdesc, ops) \
+	ExecInitScanTupleSlot(estate, ss, tupdesc, ops, 0)
+#else
+#define gpusort_init_scan_slot(estate, ss, tupdesc, ops) \
+	ExecInitScanTupleSlot(estate, ss, tupdesc, ops)
+#endif
+
+/*
+ * planner_hook's parameters, and the same passed on to the next planner:
+ * 19 adds the ExplainState of an EXPLAIN that plans the query (else NULL).
+ */
+#if PG_VERSION_NUM >= 190000
+#define GPUSORT_PLANNER_PARAMS \
+	Query *parse, const char *query_string, int cursorOptions, \
+	ParamListInfo boundParams, ExplainState *es
+#define GPUSORT_PLANNER_ARGS parse, query_string, cursorOptions, boundParams, es
+#else
+#define GPUSORT_PLANNER_PARAMS \
+	Query *parse, const char *query_string, int cursorOptions, \
+	ParamListInfo boundParams
+#define GPUSORT_PLANNER_ARGS parse, query_string, cursorOptions, boundParams
+#endif
 
 #endif							/* GPUSORT_COMPAT_H */

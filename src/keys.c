@@ -33,6 +33,7 @@
 #include <math.h>
 
 #include "access/detoast.h"
+#include "access/htup_details.h"
 #include "access/nbtree.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_opclass.h"
@@ -78,6 +79,7 @@ static bool
 text_collate_for(KeyColumn *col, Oid collation)
 {
 	pg_locale_t locale;
+	char		provider;
 
 	col->deterministic = true;
 	col->encoding = GetDatabaseEncoding();	/* read under COLLATE_LIBC */
@@ -100,18 +102,19 @@ text_collate_for(KeyColumn *col, Oid collation)
 		return true;
 	}
 	col->deterministic = locale->deterministic;
-	if (locale->provider == COLLPROVIDER_LIBC)
+	provider = gpusort_locale_provider(locale, collation);
+	if (provider == COLLPROVIDER_LIBC)
 	{
 		col->collate = COLLATE_LIBC;
-		col->libc_locale = locale->info.lt;
+		col->libc_locale = gpusort_locale_libc(locale);
 		col->libc_primary = libc_primary_weights(col->libc_locale);
 		return true;
 	}
 #ifdef USE_ICU
-	if (locale->provider == COLLPROVIDER_ICU && GetDatabaseEncoding() == PG_UTF8)
+	if (provider == COLLPROVIDER_ICU && GetDatabaseEncoding() == PG_UTF8)
 	{
 		col->collate = COLLATE_ICU;
-		col->icu_collator = locale->info.icu.ucol;
+		col->icu_collator = gpusort_locale_icu_collator(locale);
 		return true;
 	}
 #endif
@@ -470,7 +473,7 @@ deform_key_columns(const KeyLayout *layout, MinimalTuple tuple, int ncols,
 				   Datum *values, bool *isnull, bool check_detoast)
 {
 	const char *data = tuple_data(tuple);
-	const bits8 *nullbits = tuple->t_bits;
+	const uint8 *nullbits = tuple->t_bits;
 	bool		hasnulls = (tuple->t_infomask & HEAP_HASNULL) != 0;
 	uint32		off = 0;
 

@@ -57,10 +57,12 @@
 #include "utils/timestamp.h"
 #include "utils/uuid.h"
 
+#include "compat.h"
 #include "keys.h"
 #include "libc_primary.h"
 
 #ifdef USE_ICU
+#include <unicode/ucol.h>
 #include <unicode/uiter.h>
 #endif
 
@@ -782,7 +784,7 @@ key_inputs_identical_column(const KeyColumn *col, Datum a, Datum b)
 			if (col->text_source == TEXT_NAME)
 				return strncmp(NameStr(*DatumGetName(a)), NameStr(*DatumGetName(b)),
 							   NAMEDATALEN) == 0;
-			/* FALLTHROUGH */
+			pg_fallthrough;
 		case KEY_BYTEA:
 		case KEY_NUMERIC:
 		case KEY_INET:

@@ -35,6 +35,7 @@
 #include "miscadmin.h"
 #include "nodes/extensible.h"
 
+#include "compat.h"
 #include "faults.h"
 #include "explain.h"
 #include "nodeGpuSort.h"
@@ -114,7 +115,7 @@ gpusort_begin(CustomScanState *node, EState *estate, int eflags)
 	 */
 	if (node->ss.ps.ps_ProjInfo != NULL)
 		elog(ERROR, "GpuSort node must not project");
-	ExecInitScanTupleSlot(estate, &node->ss, tupdesc, &TTSOpsMinimalTuple);
+	gpusort_init_scan_slot(estate, &node->ss, tupdesc, &TTSOpsMinimalTuple);
 	node->ss.ps.resultops = &TTSOpsMinimalTuple;
 	node->ss.ps.resultopsfixed = true;
 	node->ss.ps.resultopsset = true;
@@ -145,12 +146,11 @@ load_and_sort(GpuSortState *st)
 {
 	PlanState  *outer = outerPlanState(st);
 	TupleDesc	tupdesc = st->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor;
-	Instrumentation *instr = st->css.ss.ps.instrument;
 
 	if (st->sort == NULL)
 		st->sort = gpusort_sort_begin(tupdesc, &st->info, outer->plan->plan_rows,
 									  st->random_access,
-									  instr != NULL && instr->need_timer);
+									  gpusort_instr_timed(st->css.ss.ps.instrument));
 	if (st->load)
 		gpusort_load_start(st->load, st->sort);
 	for (;;)

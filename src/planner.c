@@ -94,6 +94,7 @@
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 
+#include "compat.h"
 #include "nodeGpuSort.h"
 #include "nodeGpuSortLoad.h"
 #include "planner.h"
@@ -762,16 +763,15 @@ parallel_mode_ok(Query *parse, int cursorOptions)
 }
 
 static PlannedStmt *
-gpusort_planner(Query *parse, const char *query_string, int cursorOptions,
-				ParamListInfo boundParams)
+gpusort_planner(GPUSORT_PLANNER_PARAMS)
 {
 	PlannedStmt *stmt;
 	bool		parallel_ok = gpusort_enabled && parallel_mode_ok(parse, cursorOptions);
 
 	if (prev_planner_hook)
-		stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
+		stmt = prev_planner_hook(GPUSORT_PLANNER_ARGS);
 	else
-		stmt = standard_planner(parse, query_string, cursorOptions, boundParams);
+		stmt = standard_planner(GPUSORT_PLANNER_ARGS);
 
 	if (gpusort_enabled)
 	{
