@@ -51,4 +51,12 @@ extern void runs_rewind(SortRuns *runs);
 #define RUN_READ_BUFFER_MIN		((Size) 2 * BLCKSZ)
 #define RUN_READ_BUFFER_MAX		((Size) 1024 * 1024)
 
+/*
+ * A merge reads at least this many runs at once, however small the budget,
+ * as tuplesort.c's MINORDER: fewer would make more passes, each writing
+ * all the rows again, to save a few read buffers.
+ */
+#define RUN_MERGE_MIN_ORDER		6
+#define RUN_MERGE_MIN_MEMORY	(RUN_MERGE_MIN_ORDER * RUN_READ_BUFFER_MIN)
+
 #endif							/* GPUSORT_RUN_H */

@@ -399,7 +399,7 @@ runs_start_merge(SortRuns *runs, SortBatch *last, Size merge_memory,
 	int			order = (int) Min(merge_memory / RUN_READ_BUFFER_MIN, MAX_MERGE_ORDER);
 	Merge	   *m = &runs->final;
 
-	order = Max(order, 2);
+	order = Max(order, RUN_MERGE_MIN_ORDER);
 	Assert(runs->writer == NULL);
 	gpusort_fault_point(GPUSORT_PHASE_MERGE);
 

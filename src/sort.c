@@ -622,7 +622,7 @@ gpusort_sort_performsort(Gpusortstate *state)
 
 		/* the eighth of the budget that the batches left to the merge */
 		available = budget_available(&state->budget);
-		merge_memory = Max(available / 8, 2 * RUN_READ_BUFFER_MIN);
+		merge_memory = Max(available / 8, RUN_MERGE_MIN_MEMORY);
 		INSTR_TIME_SET_CURRENT(start);
 		runs_start_merge(state->runs, batch, merge_memory, state->random_access);
 		stats->merge_ms += gpusort_elapsed_ms(start);
