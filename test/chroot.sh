@@ -5,9 +5,10 @@
 #   test/chroot.sh create DIR MAJOR   make DIR a chroot of the Debian suite
 #                                     that ships PostgreSQL MAJOR, with what
 #                                     test/install-deps.sh installs
-#   test/chroot.sh run DIR MAJOR [VAR=VALUE ...]
+#   test/chroot.sh run DIR MAJOR [VAR=VALUE ...] [-- COMMAND ...]
 #                                     copy this working tree into DIR and run
-#                                     test/run.sh there against MAJOR, with
+#                                     test/run.sh there against MAJOR (or
+#                                     COMMAND, from the tree's root), with
 #                                     the variables given (USE_CUDA=0,
 #                                     GPUSORT_SPILL=1, ...)
 #
@@ -153,7 +154,16 @@ APT
 
 run() {
   local dir=$1 major=$2; shift 2
-  local pgc=/usr/lib/postgresql/$major/bin/pg_config
+  local pgc=/usr/lib/postgresql/$major/bin/pg_config vars=() command=(test/run.sh)
+  while [ $# -gt 0 ]; do
+    if [ "$1" = -- ]; then
+      shift
+      command=("$@")
+      break
+    fi
+    vars+=("$1")
+    shift
+  done
   [ "$(id -u)" = 0 ] || die "run: run as root"
   [ -x "$dir$pgc" ] || die "$dir has no PostgreSQL $major (test/chroot.sh create $dir $major)"
   # a fresh copy of the tree (tracked and untracked files, not what git
@@ -165,11 +175,12 @@ run() {
   else
     (cd "$root" && tar --exclude='*.o' --exclude='*.so' --exclude='*.bc' -cf - .) | tar -xf - -C "$dir/gpusort"
   fi
-  in_chroot "$dir" env PG_CONFIG="$pgc" "$@" /gpusort/test/run.sh
+  in_chroot "$dir" env PG_CONFIG="$pgc" ${vars[@]+"${vars[@]}"} \
+    /bin/bash -c 'cd /gpusort && exec "$@"' run "${command[@]}"
 }
 
 case "${1:-}" in
   create) [ $# = 3 ] || die "usage: $0 create DIR MAJOR"; create "$2" "$3" ;;
-  run) [ $# -ge 3 ] || die "usage: $0 run DIR MAJOR [VAR=VALUE ...]"; run "$2" "$3" "${@:4}" ;;
-  *) die "usage: $0 create DIR MAJOR | run DIR MAJOR [VAR=VALUE ...]" ;;
+  run) [ $# -ge 3 ] || die "usage: $0 run DIR MAJOR [VAR=VALUE ...] [-- COMMAND ...]"; run "$2" "$3" "${@:4}" ;;
+  *) die "usage: $0 create DIR MAJOR | run DIR MAJOR [VAR=VALUE ...] [-- COMMAND ...]" ;;
 esac
