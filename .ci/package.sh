@@ -31,15 +31,12 @@
 # passed.  Everything is undone on failure too (cluster, package, scratch
 # directory; GPUSORT_PKG_KEEP=1 keeps the scratch directory).
 #
-# In CI, run it where no other pass uses the gpusort installed under
-# /usr/lib/postgresql/15 while it runs (between its install and its purge
-# that gpusort is the package's): after the passes of PostgreSQL 15, or
-# beside the chroot passes of 17 and 18 only, as a stream of its own that
-# starts once both streams of 15 have ended.  On two cores, with the
-# CPU-only build: about 1 minute to build and lint, then the regression
-# suite, 4.5 minutes on a quiet machine and up to 10 on a busy one (as long
-# as test/run.sh's regression pass); 5.5 to 11 minutes in all, plus the
-# time spent waiting for the lock.
+# CI (.ci/run) runs it in a Debian 12 chroot of its own (test/chroot.sh
+# run DIR 15 -- .ci/package.sh), where no "make install" ever put gpusort
+# and no other pass uses what the package installs.  On two cores, with the
+# CPU-only build: about 1.5 minutes to install the tools, build and lint,
+# then the regression suite, 4.5 minutes on a quiet machine and up to 10 on
+# a busy one (as long as test/run.sh's regression pass).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
