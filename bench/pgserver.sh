@@ -15,14 +15,16 @@ PGSERVER_ALL=()
 
 _pgserver_as() {
   if [ "$(id -u)" = 0 ]; then
-    runuser -u "${GPUSORT_TEST_USER:-postgres}" -- "$@"
+    # from /, which that user may enter: a checkout under /root is not
+    # (the server's directory is absolute, made by pgserver_start)
+    (cd / && runuser -u "${GPUSORT_TEST_USER:-postgres}" -- "$@")
   else
     "$@"
   fi
 }
 
 pgserver_start() {
-  PGSERVER_DIR=$1; shift
+  PGSERVER_DIR=$(realpath -m "$1"); shift
   if [ "$(id -u)" = 0 ]; then
     id "${GPUSORT_TEST_USER:-postgres}" >/dev/null 2>&1 || useradd -m "${GPUSORT_TEST_USER:-postgres}"
   fi

@@ -467,32 +467,15 @@ static const SortEngineMethods gpu_engine_methods = {
 bool
 gpu_engine_available(char **why)
 {
-	ServiceShared *svc = gpusort_service;
+	char	   *reason = service_no_gpu_reason();
 
-	if (svc == NULL)
-	{
-		if (why)
-			*why = pstrdup("the GPU service is not running: gpusort is not in "
-						   "shared_preload_libraries");
-		return false;
-	}
-	if (!service_running())
-	{
-		if (why)
-			*why = pstrdup("the GPU service is not running");
-		return false;
-	}
-	if (svc->ndevices == 0)
-	{
-		if (why)
-		{
-			LWLockAcquire(svc->lock, LW_SHARED);
-			*why = pstrdup(svc->status);
-			LWLockRelease(svc->lock);
-		}
-		return false;
-	}
-	return true;
+	if (reason == NULL)
+		return true;
+	if (why)
+		*why = reason;
+	else
+		pfree(reason);
+	return false;
 }
 
 SortEngine *

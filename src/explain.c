@@ -195,8 +195,12 @@ gpusort_explain_node(CustomScanState *node, const GpuSortPlanInfo *info,
 			explain_ms("GPU Transfer Time", stats->transfer_ms, es);
 			explain_ms("GPU Kernel Time", stats->device_sort_ms, es);
 		}
+		/*
+		 * the key threads' busy time added up over the threads: CPU time,
+		 * which may exceed the query's own, and is named so
+		 */
 		if (stats->generic_keys)
-			explain_ms("Key Build Time", stats->key_build_ms, es);
+			explain_ms("Key Build CPU Time", stats->key_build_ms, es);
 		if (stats->refine_rounds > 0 || stats->refine_ms > 0)
 			explain_ms("Refine Time", stats->refine_ms, es);
 		if (stats->checked_pairs > 0)

@@ -168,6 +168,7 @@ typedef struct ServiceShared
 extern ServiceShared *gpusort_service;	/* NULL unless preloaded */
 extern void service_shmem_init(void);
 extern bool service_running(void);
+extern char *service_no_gpu_reason(void);
 extern char *service_slot_data(int slot);
 extern void service_wake_backend(ServiceRequest *req);
 extern void service_wake_service(void);

@@ -161,6 +161,28 @@ service_running(void)
 		gpusort_service->service_pid != 0;
 }
 
+/*
+ * Why the service has no GPU to sort on, in the user's terms (palloc'd);
+ * NULL where it has one.
+ */
+char *
+service_no_gpu_reason(void)
+{
+	ServiceShared *svc = gpusort_service;
+	char	   *why = NULL;
+
+	if (svc == NULL)
+		return pstrdup("the GPU service is not running: gpusort is not in "
+					   "shared_preload_libraries");
+	if (!service_running())
+		return pstrdup("the GPU service is not running");
+	LWLockAcquire(svc->lock, LW_SHARED);
+	if (svc->ndevices == 0)
+		why = pstrdup(svc->status);
+	LWLockRelease(svc->lock);
+	return why;
+}
+
 char *
 service_slot_data(int slot)
 {
@@ -183,7 +205,8 @@ service_wake_service(void)
 }
 
 /*
- * gpusort_gpus(): one row per GPU the service uses.
+ * gpusort_gpus(): one row per GPU the service uses; with none, a NOTICE
+ * says why, so that an empty view is not a puzzle.
  */
 PG_FUNCTION_INFO_V1(gpusort_gpus);
 Datum
@@ -191,10 +214,17 @@ gpusort_gpus(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	ServiceShared *svc = gpusort_service;
+	char	   *why;
 
 	InitMaterializedSRF(fcinfo, 0);
-	if (svc == NULL || !service_running())
+	why = service_no_gpu_reason();
+	if (why != NULL)
+	{
+		ereport(NOTICE,
+				(errmsg("%s", why),
+				 errhint("gpusort sorts on its CPU engine.")));
 		PG_RETURN_VOID();
+	}
 
 	LWLockAcquire(svc->lock, LW_SHARED);
 	for (int i = 0; i < svc->ndevices; i++)

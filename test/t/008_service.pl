@@ -62,8 +62,12 @@ sub wait_for_new_service
 sub nothing_reserved
 {
 	my ($what) = @_;
+	# (without a GPU, nothing to ask gpusort_gpus, whose NOTICE saying so
+	# would be stderr, which poll_query_until does not take)
 	ok( $node->poll_query_until('postgres',
-			q{SELECT count(*) = 0 FROM gpusort_gpus WHERE running <> 0 OR memory_in_use <> 0}),
+			q{SELECT CASE WHEN (SELECT engines FROM gpusort_info()) = 'cpu' THEN true
+			              ELSE (SELECT count(*) = 0 FROM gpusort_gpus
+			                     WHERE running <> 0 OR memory_in_use <> 0) END}),
 		"$what: no GPU keeps a sort running or memory reserved");
 	ok( $node->poll_query_until('postgres',
 			q{SELECT sum(value) = 0 FROM gpusort_stat
@@ -74,9 +78,23 @@ sub nothing_reserved
 # 1. started by the postmaster
 my $pid1 = service_pid();
 like($pid1, qr/^\d+$/, 'the GPU service runs');
-is( $node->safe_psql('postgres',
-		q{SELECT ((SELECT count(*) FROM gpusort_gpus) > 0) = (engines = 'gpu, cpu') FROM gpusort_info()}),
-	't', 'gpusort_gpus agrees with gpusort_info');
+# (the view's NOTICE, without a GPU, taken here: checked below)
+my ($gpus_ret, $gpus_agree) = $node->psql('postgres',
+	q{SELECT ((SELECT count(*) FROM gpusort_gpus) > 0) = (engines = 'gpu, cpu') FROM gpusort_info()});
+is($gpus_agree, 't', 'gpusort_gpus agrees with gpusort_info');
+# without a GPU the view is empty, and says why
+{
+	my ($ret, $gpus, $notice) = $node->psql('postgres', q{SELECT count(*) FROM gpusort_gpus});
+	if ($gpus eq '0')
+	{
+		like($notice, qr/NOTICE:  (no usable GPU|the GPU service is not running): \S.*\nHINT:  gpusort sorts on its CPU engine/,
+			'an empty gpusort_gpus says why');
+	}
+	else
+	{
+		is($notice, '', 'gpusort_gpus with GPUs says nothing more');
+	}
+}
 is($node->safe_psql('postgres', $check), $native, 'a sort is right');
 
 # 2. pg_terminate_backend of the worker
