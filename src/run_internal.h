@@ -109,6 +109,7 @@ struct SortRuns
 	/* the final merge, on the fly */
 	Merge		final;
 	bool		on_the_fly;
+	int64		emitted;		/* rows the final merge returned on the fly */
 
 	/* random access: the merged result on one frozen tape */
 	LogicalTape *result;

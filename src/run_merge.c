@@ -419,8 +419,12 @@ runs_start_merge(SortRuns *runs, SortBatch *last, Size merge_memory,
 			if (n == 1)
 				runs->pending[nout++] = runs->pending[first];
 			else
+			{
+				/* a merge of small runs may take fewer records than a check's */
+				CHECK_FOR_INTERRUPTS();
 				runs->pending[nout++] = merge_to_run(runs, &runs->pending[first], n,
 												   read_buffer_size(merge_memory, n));
+			}
 			first += n;
 		}
 		runs->npending = nout;
@@ -545,6 +549,9 @@ runs_next(SortRuns *runs, bool forward)
 
 		if (!forward)
 			elog(ERROR, "gpusort: backward scan of a sort made without random access");
+		/* the final merge runs as the rows go out: a cancel lands here too */
+		if (++runs->emitted % RECORDS_PER_INTERRUPT_CHECK == 0)
+			CHECK_FOR_INTERRUPTS();
 		in = merge_next(runs, &runs->final);
 		return in ? in->tuple : NULL;
 	}
