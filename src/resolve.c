@@ -26,7 +26,8 @@
  * short of the last ORDER BY column, this stage orders them on the
  * columns after.  The comparator sort (batch keys given up) is one tie
  * range of the whole batch from the first column; the merge of runs
- * compares tuples here too (resolve_compare_tuples).
+ * compares tuples here too (resolve_compare_values, on datums that
+ * resolve_deform_tuple detoasted once for each record).
  *
  * This is the path that makes every ORDER BY that PostgreSQL accepts come
  * out in PostgreSQL's order, whatever the types and collations.
@@ -35,6 +36,7 @@
  */
 #include "postgres.h"
 
+#include "access/detoast.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
@@ -339,6 +341,58 @@ resolve_compare_tuples(ResolveContext *res, MinimalTuple a, MinimalTuple b)
 	}
 	ExecClearTuple(sa);
 	ExecClearTuple(sb);
+	return r;
+}
+
+/*
+ * The ORDER BY columns' datums of tuple, in layout order, for
+ * resolve_compare_values(): a value stored out of line or compressed is
+ * detoasted into cxt (*detoasted_bytes counts it), the others point into
+ * the tuple.  A record compared many times, as a merge's current record
+ * is, is then detoasted once, where PostgreSQL's comparators detoast both
+ * values at every comparison.
+ */
+void
+resolve_deform_tuple(ResolveContext *res, MinimalTuple tuple, Datum *values,
+					 bool *isnull, MemoryContext cxt, Size *detoasted_bytes)
+{
+	const KeyLayout *layout = res->layout;
+	TupleTableSlot *slot = res->slot;
+
+	ExecStoreMinimalTuple(tuple, slot, false);
+	slot_getsomeattrs(slot, layout->max_attno);
+	for (int c = 0; c < layout->ncols; c++)
+	{
+		AttrNumber	attno = layout->cols[c].attno;
+		Datum		value = slot->tts_values[attno - 1];
+
+		isnull[c] = slot->tts_isnull[attno - 1];
+		if (!isnull[c] &&
+			TupleDescAttr(slot->tts_tupleDescriptor, attno - 1)->attlen == -1 &&
+			(VARATT_IS_EXTERNAL(DatumGetPointer(value)) ||
+			 VARATT_IS_COMPRESSED(DatumGetPointer(value))))
+		{
+			MemoryContext oldcxt = MemoryContextSwitchTo(cxt);
+			struct varlena *plain = detoast_attr((struct varlena *) DatumGetPointer(value));
+
+			MemoryContextSwitchTo(oldcxt);
+			*detoasted_bytes += VARSIZE(plain);
+			value = PointerGetDatum(plain);
+		}
+		values[c] = value;
+	}
+	ExecClearTuple(slot);
+}
+
+/* Order of two records by the datums resolve_deform_tuple() took. */
+int
+resolve_compare_values(ResolveContext *res, const Datum *va, const bool *na,
+					   const Datum *vb, const bool *nb)
+{
+	int			r = 0;
+
+	for (int c = 0; c < res->layout->ncols && r == 0; c++)
+		r = ApplySortComparator(va[c], na[c], vb[c], nb[c], &res->ssup[c]);
 	return r;
 }
 

@@ -71,6 +71,17 @@ typedef struct MergeInput
 	char	   *buf;			/* a run's record, decoded */
 	Size		buflen;
 	MemoryContext cxt;			/* where buf and chunk live */
+
+	/*
+	 * The current record's ORDER BY datums, once a comparator needed them,
+	 * with the values stored out of line or compressed detoasted into
+	 * valuecxt (value_bytes of them): see compare_inputs().
+	 */
+	Datum	   *values;
+	bool	   *isnull;
+	bool		have_values;
+	Size		value_bytes;
+	MemoryContext valuecxt;
 } MergeInput;
 
 /* A merge: its inputs in a tree of losers; run_merge.c says how. */
@@ -82,6 +93,8 @@ typedef struct Merge
 	uint64	   *first_words;	/* each input's key's first word */
 	bool		keys_decide;	/* every input's keys order its records */
 	bool		winner_returned;	/* the winner's record went out: advance it */
+	Size		value_bytes;	/* the inputs' detoasted values kept */
+	Size		value_limit;	/* the most they may take */
 } Merge;
 
 /* a run being written behind the backend (run_write.c) */

@@ -156,22 +156,85 @@ keys_comparable(const MergeInput *a, const MergeInput *b)
 		a->key_words == b->key_words && a->layout_version == b->layout_version;
 }
 
+/* Forget in's current record's datums and the values detoasted for them. */
+static void
+input_forget_values(Merge *m, MergeInput *in)
+{
+	if (!in->have_values)
+		return;
+	if (in->value_bytes > 0)
+	{
+		MemoryContextReset(in->valuecxt);
+		m->value_bytes -= in->value_bytes;
+		in->value_bytes = 0;
+	}
+	in->have_values = false;
+}
+
+/*
+ * Take in's current record's datums for the comparators, detoasting once
+ * what is stored out of line or compressed; true if they were not kept
+ * already.
+ */
+static bool
+input_take_values(SortRuns *runs, Merge *m, MergeInput *in)
+{
+	int			ncols = runs->tb.layout->ncols;
+
+	if (in->have_values)
+		return false;
+	if (in->values == NULL)
+	{
+		MemoryContext cxt = GetMemoryChunkContext(m->inputs);
+
+		in->values = MemoryContextAlloc(cxt, sizeof(Datum) * ncols);
+		in->isnull = MemoryContextAlloc(cxt, sizeof(bool) * ncols);
+		in->valuecxt = AllocSetContextCreate(cxt, "GpuSort merge values",
+											 ALLOCSET_SMALL_SIZES);
+	}
+	resolve_deform_tuple(&runs->tb, in->tuple, in->values, in->isnull,
+						 in->valuecxt, &in->value_bytes);
+	m->value_bytes += in->value_bytes;
+	in->have_values = true;
+	return true;
+}
+
 /*
  * Order of two inputs' current records: by their keys where both runs'
  * keys can decide, else (and where inexact keys are equal) by PostgreSQL's
  * comparators.
+ *
+ * The comparators are given datums that each input keeps for its current
+ * record until it advances.  A large value stored out of line (a TOASTed
+ * text of 100 MB) is then detoasted once while its record waits in the
+ * tree, rather than twice at every comparison, as the comparators
+ * themselves would: the record may meet hundreds of others there.  The
+ * detoasted values kept take at most the merge's value_limit; past it, the
+ * two just taken are let go after their comparison, as PostgreSQL's
+ * comparators let theirs go.
  */
 static int
-compare_inputs(SortRuns *runs, const MergeInput *a, const MergeInput *b)
+compare_inputs(SortRuns *runs, Merge *m, MergeInput *a, MergeInput *b)
 {
+	bool		a_new;
+	bool		b_new;
+	int			c;
+
 	if (keys_comparable(a, b))
 	{
-		int			c = gs_compare_key_words(a->key, b->key, a->key_words);
-
+		c = gs_compare_key_words(a->key, b->key, a->key_words);
 		if (c != 0 || a->exact)
 			return c;
 	}
-	return resolve_compare_tuples(&runs->tb, a->tuple, b->tuple);
+	a_new = input_take_values(runs, m, a);
+	b_new = input_take_values(runs, m, b);
+	c = resolve_compare_values(&runs->tb, a->values, a->isnull,
+							   b->values, b->isnull);
+	if (b_new && m->value_bytes > m->value_limit)
+		input_forget_values(m, b);
+	if (a_new && m->value_bytes > m->value_limit)
+		input_forget_values(m, a);
+	return c;
 }
 
 /*
@@ -182,13 +245,13 @@ compare_inputs(SortRuns *runs, const MergeInput *a, const MergeInput *b)
 static inline bool
 input_precedes(SortRuns *runs, Merge *m, int a, int b)
 {
-	const MergeInput *ia = &m->inputs[a];
-	const MergeInput *ib = &m->inputs[b];
+	MergeInput *ia = &m->inputs[a];
+	MergeInput *ib = &m->inputs[b];
 	int			cmp;
 
 	if (ia->exhausted || ib->exhausted)
 		return ib->exhausted && (!ia->exhausted || a < b);
-	cmp = compare_inputs(runs, ia, ib);
+	cmp = compare_inputs(runs, m, ia, ib);
 	return cmp < 0 || (cmp == 0 && a < b);
 }
 
@@ -209,7 +272,10 @@ static void
 merge_advance(SortRuns *runs, Merge *m, int i)
 {
 	MergeInput *in = &m->inputs[i];
-	bool		more = input_advance(in);
+	bool		more;
+
+	input_forget_values(m, in);
+	more = input_advance(in);
 
 	if (m->keys_decide)
 		m->first_words[i] = more ? in->key[0] : PG_UINT64_MAX;
@@ -255,15 +321,21 @@ inputs_share_keys(MergeInput *inputs, int n)
 	return true;
 }
 
-/* Read each input's first record and play the tournament. */
+/*
+ * Read each input's first record and play the tournament.  The values the
+ * inputs keep detoasted (compare_inputs) may take merge_memory, or one
+ * value of the largest size PostgreSQL allows, whichever is more.
+ */
 static void
-merge_start(SortRuns *runs, Merge *m)
+merge_start(SortRuns *runs, Merge *m, Size merge_memory)
 {
 	MemoryContext cxt = GetMemoryChunkContext(m->inputs);
 
 	m->tree = MemoryContextAlloc(cxt, sizeof(int) * Max(m->ninputs, 1));
 	m->first_words = MemoryContextAlloc(cxt, sizeof(uint64) * Max(m->ninputs, 1));
 	m->keys_decide = inputs_share_keys(m->inputs, m->ninputs);
+	m->value_bytes = 0;
+	m->value_limit = Max(merge_memory, MaxAllocSize);
 	for (int i = 0; i < m->ninputs; i++)
 		merge_advance(runs, m, i);
 	if (m->ninputs > 0)
@@ -344,7 +416,7 @@ merge_to_run(SortRuns *runs, SortedRun *group, int n, Size buffer_size)
 	m.ninputs = n;
 	for (int i = 0; i < n; i++)
 		input_from_run(&m.inputs[i], &group[i], buffer_size, mergecxt);
-	merge_start(runs, &m);
+	merge_start(runs, &m, buffer_size * n);
 	output.buf = palloc(RUN_WRITE_BUFFER);
 	output.used = 0;
 	MemoryContextSwitchTo(oldcxt);
@@ -451,7 +523,7 @@ runs_start_merge(SortRuns *runs, SortBatch *last, Size merge_memory,
 		in->exact = runs->sh->layout.exact;
 	}
 	runs->npending = 0;
-	merge_start(runs, m);
+	merge_start(runs, m, merge_memory);
 	runs->merge_passes++;
 
 	if (!random_access)

@@ -15,7 +15,9 @@
 #  5. runs written behind the load: the same rows, temp_file_limit's
 #     error, and a cancel while the key threads write a run, with no
 #     temporary file left;
-#  6. the server log has no leak or resource WARNING and no crash.
+#  6. values stored out of line, larger than the budget many times over:
+#     the merge reads no more of the TOAST table than Sort does;
+#  7. the server log has no leak or resource WARNING and no crash.
 use strict;
 use warnings;
 
@@ -169,7 +171,45 @@ like($stderr, qr/temporary file size exceeds "?temp_file_limit"? \(2048kB\)/,
 is(temp_files(), 0, 'write behind: temp_file_limit: no temporary file left');
 cancel_held('spill', $wb_setup, $wb_query, $wb_native, 'while the key threads write a run', 1);
 
-# 6. the log
+# 6. values stored out of line, far larger than the budget: a merge
+# detoasts each for its comparisons once, not twice at every comparison,
+# so it reads no more of the TOAST table than PostgreSQL's Sort does (its
+# shared buffers, in EXPLAIN (BUFFERS)).  The text is in a libc collation
+# where the operating system has one, whose keys never decide a merge.
+my $libc = $node->safe_psql('postgres', q{
+SELECT quote_ident(collname) FROM pg_collation
+ WHERE collprovider = 'c' AND collcollate ~* '^en_US\.utf-?8$' LIMIT 1});
+diag('no en_US.UTF-8 locale: huge values are sorted in the default collation') if $libc eq '';
+my $huge_collate = $libc eq '' ? '' : "COLLATE $libc";
+$node->safe_psql('postgres', qq{
+CREATE TABLE huge (id int, v text $huge_collate);
+INSERT INTO huge SELECT g, md5(g::text) FROM generate_series(1, 1000) g;
+INSERT INTO huge SELECT 100000 + i, repeat(md5(i::text), (2 + i) * 1024 * 1024 / 32)
+  FROM generate_series(1, 3) i;
+ANALYZE huge});
+my $huge_query = q{SELECT md5(string_agg(id::text || ':' || length(v), ',')) FROM (SELECT * FROM huge ORDER BY v, id) x};
+my %huge_plan;
+for my $setting ("SET gpusort.enabled = off; SET work_mem = '64kB';",
+	"SET gpusort.max_memory = '64kB'; SET gpusort.min_rows = 0;")
+{
+	my $which = $setting =~ /enabled = off/ ? 'native' : 'gpusort';
+	$huge_plan{$which} = $node->safe_psql('postgres',
+		"$setting EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) SELECT * FROM huge ORDER BY v, id");
+	$huge_plan{"$which rows"} = $node->safe_psql('postgres', "$setting $huge_query");
+}
+like($huge_plan{gpusort}, qr/GpuSort.*Merge Passes: [1-9]/s, 'huge values: GpuSort merged runs');
+is($huge_plan{'gpusort rows'}, $huge_plan{'native rows'}, 'huge values: same rows in the same order as Sort');
+my %huge_pages;
+for my $which ('native', 'gpusort')
+{
+	# the sort node's first Buffers line: its own reads and its scan's
+	my ($hit, $read) = $huge_plan{$which} =~ /(?:Sort|GpuSort)\b.*?Buffers: shared hit=(\d+)(?: read=(\d+))?/s;
+	$huge_pages{$which} = ($hit // 0) + ($read // 0);
+}
+cmp_ok($huge_pages{gpusort}, '<=', $huge_pages{native},
+	"huge values: GpuSort read $huge_pages{gpusort} shared pages, Sort $huge_pages{native}");
+
+# 7. the log
 $node->stop;
 $log = slurp_file($node->logfile);
 unlike($log, qr/leak|WARNING/, 'no leak or resource warning in the server log');
