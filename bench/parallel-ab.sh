@@ -26,6 +26,9 @@
 #                     connections
 #   --rows "N ..."    table sizes (default "10000000 100000000")
 #   --rounds "R ..."  pairs per size and turn (default "7 3")
+#   --sql SQL         SET commands for every session of both builds, e.g.
+#                     "SET gpusort.max_memory = '512MB';" for a sort that
+#                     spills and merges its runs
 #   --setting L:SQL   also run build b with these SET commands, labelled L
 #                     (repeatable), e.g. 'b-cache16:SET gpusort.host_cache = '\''16GB'\'';'
 #   --server-opts O   extra server options for a second turn of each build,
@@ -39,7 +42,7 @@
 # --turns K runs the builds' turns K times (default 2: a b a b).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-base_tar= mode=load rows="10000000 100000000" rounds="7 3" server_opts= native= turns=2
+base_tar= mode=load rows="10000000 100000000" rounds="7 3" server_opts= native= turns=2 sql=
 settings=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -50,8 +53,9 @@ while [ $# -gt 0 ]; do
     --turns) turns=$2; shift 2 ;;
     --setting) settings+=("$2"); shift 2 ;;
     --server-opts) server_opts=$2; shift 2 ;;
+    --sql) sql=$2; shift 2 ;;
     --native) native=1; shift ;;
-    *) echo "usage: $0 [--base BASE.tar] [--mode load|sort|serial] [--turns K] [--rows ...] [--rounds ...] [--setting L:SQL] [--server-opts O] [--native]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--base BASE.tar] [--mode load|sort|serial] [--turns K] [--rows ...] [--rounds ...] [--sql SQL] [--setting L:SQL] [--server-opts O] [--native]" >&2; exit 2 ;;
   esac
 done
 : "${PG_CONFIG:?source pg-on-device.sh first (test/gpu/README.md)}"
@@ -137,15 +141,15 @@ measure_all() { # label extra-SQL
 }
 for v in $builds; do
   use $v
-  measure_all $v
+  measure_all $v "$sql"
 done
 for s in ${settings[@]+"${settings[@]}"}; do
-  measure_all "${s%%:*}" "${s#*:}"
+  measure_all "${s%%:*}" "$sql ${s#*:}"
 done
 if [ -n "$server_opts" ]; then
   for v in $(echo $builds | tr ' ' '\n' | sort -u); do
     use $v "$server_opts"
-    measure $v-opts "${rows%% *}" "${rounds%% *}"
+    measure $v-opts "${rows%% *}" "${rounds%% *}" "$sql"
   done
 fi
 if [ -n "$native" ]; then

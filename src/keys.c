@@ -383,6 +383,15 @@ key_layout_place(KeyLayout *layout)
 	layout->key_bytes = offset;
 	layout->key_words = (offset + 7) / 8;
 	layout->exact = (layout->exact_cols == layout->ncols);
+
+	layout->word_columns = layout->direct && layout->exact;
+	for (int c = 0; c < layout->ncols && layout->word_columns; c++)
+	{
+		const KeyColumn *col = &layout->cols[c];
+
+		layout->word_columns = (col->kind == KEY_INT8 || col->kind == KEY_FLOAT8) &&
+			!col->null_byte && col->bytes == 8 && col->offset == 8 * c;
+	}
 }
 
 /* What EXPLAIN ANALYZE calls the layout. */
@@ -728,6 +737,41 @@ key_encode_tuple(KeyLayout *layout, MinimalTuple tuple, TupleTableSlot *slot,
 		return encode_key(layout, NULL, data, NULL, NULL, key);
 	ExecStoreMinimalTuple(tuple, slot, false);
 	return key_encode_slot(layout, slot, key);
+}
+
+/*
+ * key_encode_tuple() where each column of the layout is one word of the
+ * key (word_columns: ORDER BY k, or f, k, of int8, float8, timestamps),
+ * without the loop over kinds and byte offsets: the merge of runs builds
+ * the key of each record it reads back (run_merge.c), in the backend
+ * alone.  False where the layout or the tuple is not of that form; the
+ * caller then calls key_encode_tuple().
+ */
+bool
+key_encode_words(const KeyLayout *layout, MinimalTuple tuple, uint64 *key)
+{
+	const char *data;
+
+	if (!layout->word_columns || (data = direct_key_data(layout, tuple)) == NULL)
+		return false;
+	for (int c = 0; c < layout->ncols; c++)
+	{
+		const KeyColumn *col = &layout->cols[c];
+		uint64		v;
+
+		memcpy(&v, data + col->data_offset, sizeof(v));
+		if (col->kind == KEY_INT8)
+			v ^= UINT64CONST(0x8000000000000000);
+		else
+		{
+			float8		f;
+
+			memcpy(&f, &v, sizeof(f));
+			v = float8_order_bits(f);
+		}
+		key[c] = col->descending ? ~v : v;
+	}
+	return true;
 }
 
 /*

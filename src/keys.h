@@ -170,6 +170,9 @@ typedef struct KeyLayout
 	bool		direct;			/* fixed layout whose columns up to max_attno
 								 * all have fixed lengths: keys can be read
 								 * in place (key_encode_tuple) */
+	bool		word_columns;	/* direct, and each column one word of the
+								 * key: an int8 or float8 without a NULL
+								 * byte (key_encode_words) */
 	KeyAttr    *attrs;			/* attributes 1 .. max_attno, for
 								 * key_deform_inputs() */
 } KeyLayout;
@@ -314,6 +317,8 @@ extern bool key_encode_tuple(KeyLayout *layout, MinimalTuple tuple,
 extern void key_store_inputs(const KeyLayout *layout, TupleTableSlot *slot,
 							 Datum *values, bool *isnull, MemoryContext detoast_cxt,
 							 Size *detoasted_bytes);
+extern bool key_encode_words(const KeyLayout *layout, MinimalTuple tuple,
+							 uint64 *key);
 extern KeyEncodeResult key_encode_record(KeyLayout *layout, MinimalTuple tuple,
 										 Datum *values, bool *isnull,
 										 bool *null_seen, uint64 *key);

@@ -34,7 +34,6 @@ runs_create(SortBatchShared *sh, MemoryContext cxt)
 	batch_init_resolve(sh, &runs->tb, NULL);
 	runs->pos = -1;
 	runs->markpos = -1;
-	runs->pass_output.file = -1;
 	return runs;
 }
 
@@ -47,8 +46,9 @@ runs_note_disk_use(SortRuns *runs)
 {
 	off_t		now = runs->disk_bytes;
 
-	if (runs->pass_output.file >= 0)
-		now += runs->pass_output.size;
+	/* the file a merge pass is writing, not counted until it is done */
+	if (runs->pass_output.nfiles > 0)
+		now += runs->pass_output.files[runs->pass_output.nfiles - 1].size;
 	if (runs->tapeset)
 		now += (off_t) LogicalTapeSetBlocks(runs->tapeset) * BLCKSZ;
 	runs->max_disk_bytes = Max(runs->max_disk_bytes, now);
@@ -68,12 +68,20 @@ runs_close_run_file(SortRuns *runs, RunFile *file)
 	run_file_close(file);
 }
 
+/* Close those of the run's files that are open: they go. */
+void
+runs_close_run(SortRuns *runs, SortedRun *run)
+{
+	for (int i = 0; i < run->nfiles; i++)
+		runs_close_run_file(runs, &run->files[i]);
+}
+
 /* A new run, with an empty file, at the end of the runs to merge. */
 SortedRun *
 runs_add_run(SortRuns *runs)
 {
 	SortedRun  *run;
-	RunFile		file;
+	RunFile    *file = MemoryContextAlloc(runs->cxt, sizeof(RunFile));
 
 	if (runs->npending == runs->maxpending)
 	{
@@ -85,10 +93,11 @@ runs_add_run(SortRuns *runs)
 			runs->pending = MemoryContextAlloc(runs->cxt, sizeof(SortedRun) * newmax);
 		runs->maxpending = newmax;
 	}
-	run_file_create(&file);
+	run_file_create(file);
 	run = &runs->pending[runs->npending++];
 	memset(run, 0, sizeof(SortedRun));
-	run->file = file;
+	run->files = file;
+	run->nfiles = 1;
 	return run;
 }
 
@@ -124,7 +133,7 @@ void
 runs_end(SortRuns *runs)
 {
 	for (int i = 0; i < runs->npending; i++)
-		runs_close_run_file(runs, &runs->pending[i].file);
+		runs_close_run(runs, &runs->pending[i]);
 	runs->npending = 0;
 	runs_close_merge(runs);
 }

@@ -16,7 +16,10 @@
  *
  * The key is the one the engine sorted (batch_sort.c keeps it beside each
  * sorted tuple), so that the merge compares keys first and calls
- * PostgreSQL's comparators only where two inexact keys are equal.
+ * PostgreSQL's comparators only where two inexact keys are equal.  Only
+ * generic keys are written (runs_rebuild_keys, in run_internal.h): a fixed
+ * key is built again from the tuple as the merge reads it, and a key that
+ * cannot decide a merge (a libc collation's) is left out.
  *
  * The functions are inline: the writer's key threads encode records here,
  * calling nothing of PostgreSQL, at every record of a run.

@@ -26,22 +26,38 @@
 /* records between checks for cancel */
 #define RECORDS_PER_INTERRUPT_CHECK 1024
 
-/* A run in its file, waiting to be merged. */
+/*
+ * A merge pass writes its output in about RUN_SEGMENTS files of at least
+ * RUN_SEGMENT_MIN bytes each, so that the next merge gives back each file
+ * as soon as it has read it rather than the whole run at its end.
+ */
+#define RUN_SEGMENTS		32
+#define RUN_SEGMENT_MIN		((off_t) 32 * BLCKSZ)
+
+/*
+ * A run in its files, waiting to be merged: one file for a batch's run;
+ * for a merge pass's output, a file for each RUN_SEGMENTS-th of it or so
+ * (run_merge.c says why).
+ */
 typedef struct SortedRun
 {
-	RunFile		file;
+	RunFile    *files;
+	int			nfiles;
 	int64		ntuples;
 	int			key_words;		/* 0: no keys in the run */
 	int			layout_version;
 	bool		keys_order;		/* keys decide where they differ */
 	bool		exact;			/* equal keys mean equal records */
+	bool		keys_rebuilt;	/* keys not in the file: each is built again
+								 * from its tuple as the merge reads it */
 } SortedRun;
 
 /* One input of a merge: a run in its file, or the batch held in memory. */
 typedef struct MergeInput
 {
 	bool		on_file;		/* false: the batch in memory */
-	RunFile    *file;			/* the run's, in SortRuns.pending */
+	SortedRun  *run;			/* the run, in SortRuns.pending */
+	RunFile    *file;			/* the run's file being read */
 	off_t		read_pos;		/* where the next chunk starts in the file */
 	int64		remaining;		/* records still in the file */
 	MinimalTuple *mem_tuples;	/* the batch's sorted tuples and keys */
@@ -52,6 +68,9 @@ typedef struct MergeInput
 	int			layout_version;
 	bool		keys_order;
 	bool		exact;
+	bool		keys_rebuilt;	/* the run's keys are built here, into
+								 * rebuilt_key */
+	uint64	   *rebuilt_key;
 
 	/*
 	 * A run is read a chunk at a time into chunk[], whose bytes from
@@ -117,7 +136,9 @@ struct SortRuns
 	int			merge_passes;
 	off_t		disk_bytes;		/* in the runs' files now */
 	off_t		max_disk_bytes;
-	RunFile		pass_output;	/* the run a merge pass writes; -1: none */
+	SortedRun	pass_output;	/* the run a merge pass writes, in files
+								 * whose last is being written; none: 0
+								 * files */
 
 	/* the final merge, on the fly */
 	Merge		final;
@@ -137,10 +158,25 @@ struct SortRuns
 	int64		markpos;
 };
 
+/*
+ * Whether the runs' keys are left out of their files and built again from
+ * each tuple as the merge reads it.  So they are where the layout is fixed
+ * (int8, float8, timestamps, ...: keys.c's own encoding, a few loads and
+ * shifts a record), so that a run takes no more disk than Sort's tapes for
+ * the same tuples.  Generic keys (text, numeric, collations: keys_build.c)
+ * cost more to build than to read back, and stay in the file.
+ */
+static inline bool
+runs_rebuild_keys(const SortRuns *runs)
+{
+	return !runs->sh->layout.generic;
+}
+
 /* run.c */
 extern SortedRun *runs_add_run(SortRuns *runs);
 extern void runs_note_disk_use(SortRuns *runs);
 extern void runs_close_run_file(SortRuns *runs, RunFile *file);
+extern void runs_close_run(SortRuns *runs, SortedRun *run);
 
 /*
  * run_write.c: records written by the backend one at a time (a small

@@ -9,10 +9,16 @@
  * their records decoded (run_format.h).  The last batch is not written: it
  * stays in memory and is one input of the final merge.
  *
- * The merge compares the keys that the runs carry first, and calls
- * PostgreSQL's comparators (resolve.c) only where two inexact keys are
- * equal.  Keys of runs whose layouts differ (a NULL seen late widens the
- * layout) or that do not follow PostgreSQL's order where they differ (libc
+ * The merge compares the records' keys first, and calls PostgreSQL's
+ * comparators (resolve.c) only where two inexact keys are equal.  A run
+ * carries generic keys in its file; fixed keys are built again from each
+ * tuple as it is read (key_encode_tuple, with the layout as it is at the
+ * end, which has seen every tuple), so that runs take Sort's space.  A
+ * record's values are detoasted once for the comparators, while the
+ * record is current (compare_inputs).
+ *
+ * Keys of runs whose layouts differ (a NULL seen late widens the layout)
+ * or that do not follow PostgreSQL's order where they differ (libc
  * collation keys, or a batch that comparators sorted) are not compared:
  * such pairs go to the comparators.
  *
@@ -67,10 +73,11 @@
 
 /*
  * Make sure in's chunk holds the next `need` bytes of its run unparsed,
- * reading more (and keeping the bytes not parsed yet) as needed.
+ * reading more (and keeping the bytes not parsed yet) as needed, from the
+ * run's next file where one ends.  A file read to its end goes at once.
  */
 static void
-input_fill(MergeInput *in, Size need)
+input_fill(SortRuns *runs, MergeInput *in, Size need)
 {
 	Size		have = in->chunk_end - in->chunk_pos;
 	Size		more;
@@ -91,19 +98,31 @@ input_fill(MergeInput *in, Size need)
 		memmove(in->chunk, in->chunk + in->chunk_pos, have);
 	in->chunk_pos = 0;
 	in->chunk_end = have;
-	more = Min(in->chunk_size - have, (Size) (in->file->size - in->read_pos));
-	if (have + more < need)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("gpusort: unexpected end of data in a temporary file")));
-	run_file_read(in->file, in->read_pos, in->chunk + have, more);
-	in->read_pos += more;
-	in->chunk_end += more;
+	while (in->chunk_end < need)
+	{
+		if (in->read_pos == in->file->size)
+		{
+			if (in->file + 1 >= in->run->files + in->run->nfiles)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("gpusort: unexpected end of data in a temporary file")));
+			in->file++;
+			in->read_pos = 0;
+			continue;
+		}
+		more = Min(in->chunk_size - in->chunk_end,
+				   (Size) (in->file->size - in->read_pos));
+		run_file_read(in->file, in->read_pos, in->chunk + in->chunk_end, more);
+		in->read_pos += more;
+		in->chunk_end += more;
+		if (in->read_pos == in->file->size)
+			runs_close_run_file(runs, in->file);
+	}
 }
 
 /* Make in's next record current; false (and exhausted) at its end. */
 static bool
-input_advance(MergeInput *in)
+input_advance(SortRuns *runs, MergeInput *in)
 {
 	uint32		len;
 	const char *record;
@@ -127,9 +146,9 @@ input_advance(MergeInput *in)
 		in->exhausted = true;
 		return false;
 	}
-	input_fill(in, RUN_RECORD_LENGTH_BYTES);
+	input_fill(runs, in, RUN_RECORD_LENGTH_BYTES);
 	len = run_record_length(in->chunk + in->chunk_pos);
-	input_fill(in, RUN_RECORD_LENGTH_BYTES + len);
+	input_fill(runs, in, RUN_RECORD_LENGTH_BYTES + len);
 	record = in->chunk + in->chunk_pos + RUN_RECORD_LENGTH_BYTES;
 	in->chunk_pos += RUN_RECORD_LENGTH_BYTES + len;
 
@@ -142,8 +161,18 @@ input_advance(MergeInput *in)
 		in->buf = MemoryContextAlloc(in->cxt, newlen);
 		in->buflen = newlen;
 	}
-	in->tuple = run_record_get(record, len, in->key_words * sizeof(uint64),
+	in->tuple = run_record_get(record, len,
+							   in->keys_rebuilt ? 0 : in->key_words * sizeof(uint64),
 							   in->buf, &in->key);
+	if (in->keys_rebuilt)
+	{
+		/* the layout has seen every tuple of the runs: each encodes */
+		if (!key_encode_words(&runs->sh->layout, in->tuple, in->rebuilt_key) &&
+			!key_encode_tuple(&runs->sh->layout, in->tuple, runs->tb.slot,
+							  in->rebuilt_key))
+			elog(ERROR, "gpusort: a run's tuple does not fit the sort's key layout");
+		in->key = in->rebuilt_key;
+	}
 	in->remaining--;
 	return true;
 }
@@ -275,13 +304,13 @@ merge_advance(SortRuns *runs, Merge *m, int i)
 	bool		more;
 
 	input_forget_values(m, in);
-	more = input_advance(in);
+	more = input_advance(runs, in);
 
 	if (m->keys_decide)
 		m->first_words[i] = more ? in->key[0] : PG_UINT64_MAX;
 	if (!more && in->on_file)
 	{
-		runs_close_run_file(runs, in->file);
+		runs_close_run(runs, in->run);
 		if (in->chunk)
 			pfree(in->chunk);
 		in->chunk = NULL;
@@ -377,28 +406,62 @@ merge_next(SortRuns *runs, Merge *m)
  * chunk and the record buffer live in cxt.
  */
 static void
-input_from_run(MergeInput *in, SortedRun *run, Size buffer_size, MemoryContext cxt)
+input_from_run(SortRuns *runs, MergeInput *in, SortedRun *run, Size buffer_size,
+			   MemoryContext cxt)
 {
 	memset(in, 0, sizeof(MergeInput));
 	in->cxt = cxt;
 	in->on_file = true;
-	in->file = &run->file;
+	in->run = run;
+	in->file = &run->files[0];
 	in->read_pos = 0;
 	in->remaining = run->ntuples;
 	in->key_words = run->key_words;
 	in->layout_version = run->layout_version;
 	in->keys_order = run->keys_order;
 	in->exact = run->exact;
+	in->keys_rebuilt = run->keys_rebuilt;
+	if (run->keys_rebuilt)
+	{
+		/* built with the layout as it is now, as the last batch's are */
+		in->key_words = runs->sh->layout.key_words;
+		in->layout_version = runs->sh->layout_version;
+		in->rebuilt_key = MemoryContextAlloc(cxt, sizeof(uint64) * Max(in->key_words, 1));
+	}
 	in->chunk_size = Max(buffer_size, BLCKSZ);
 	in->chunk = MemoryContextAlloc(cxt, in->chunk_size);
 }
 
+/* Start the next file of the run a merge pass writes. */
+static void
+pass_output_next_file(SortRuns *runs, int *maxfiles)
+{
+	SortedRun  *out = &runs->pass_output;
+
+	if (out->nfiles == *maxfiles)
+	{
+		*maxfiles *= 2;
+		out->files = repalloc(out->files, sizeof(RunFile) * *maxfiles);
+	}
+	run_file_create(&out->files[out->nfiles]);
+	out->nfiles++;
+}
+
 /*
  * Merge the n runs of group into one new run, which is returned; their
- * files go as each is read to its end.  The new run's file is the sort's
- * pass_output until it is done, so that runs_end closes it after an error.
- * The tree and the inputs' buffers live in the pass's own memory, which
- * goes with it.
+ * files go as each is read to its end.  The new run is the sort's
+ * pass_output until it is done, so that runs_end closes its files after
+ * an error.  The tree and the inputs' buffers live in the pass's own
+ * memory, which goes with it.
+ *
+ * The new run is written in files of a RUN_SEGMENTS-th of it or so, each
+ * begun at a record.  The next merge, which reads it, then gives back its
+ * disk a file at a time, as its merge grows: a merge's inputs and output
+ * together take little more than the inputs did.  In one file, the next
+ * pass would hold each input whole until its end, and the disk at its
+ * peak would be all the rows plus the largest merge's output: a sixth of
+ * the rows more, or more, in the last pass before the final merge.
+ * logtape.c reaches the same end by recycling the blocks it has read.
  */
 static SortedRun
 merge_to_run(SortRuns *runs, SortedRun *group, int n, Size buffer_size)
@@ -411,35 +474,57 @@ merge_to_run(SortRuns *runs, SortedRun *group, int n, Size buffer_size)
 	RunOutput	output;
 	MergeInput *in;
 	int64		count = 0;
+	int			file_key_words;
+	off_t		input_bytes = 0;
+	off_t		file_bytes;		/* a file of the output is full at this */
+	int			maxfiles = RUN_SEGMENTS + 1;
+
+	for (int i = 0; i < n; i++)
+		for (int f = 0; f < group[i].nfiles; f++)
+			input_bytes += group[i].files[f].size;
+	file_bytes = Max(RUN_SEGMENT_MIN, input_bytes / RUN_SEGMENTS);
 
 	m.inputs = palloc(sizeof(MergeInput) * n);
 	m.ninputs = n;
 	for (int i = 0; i < n; i++)
-		input_from_run(&m.inputs[i], &group[i], buffer_size, mergecxt);
+		input_from_run(runs, &m.inputs[i], &group[i], buffer_size, mergecxt);
 	merge_start(runs, &m, buffer_size * n);
 	output.buf = palloc(RUN_WRITE_BUFFER);
 	output.used = 0;
 	MemoryContextSwitchTo(oldcxt);
 
 	/* the merged run keeps the keys where they decide in all its inputs */
-	run_file_create(&runs->pass_output);
-	output.file = &runs->pass_output;
+	runs->pass_output.files = MemoryContextAlloc(runs->cxt, sizeof(RunFile) * maxfiles);
+	runs->pass_output.nfiles = 0;
+	pass_output_next_file(runs, &maxfiles);
+	output.file = &runs->pass_output.files[0];
 	out.key_words = m.keys_decide ? m.inputs[0].key_words : 0;
 	out.layout_version = m.inputs[0].layout_version;
 	out.keys_order = m.keys_decide;
 	out.exact = m.keys_decide && m.inputs[0].exact;
+	out.keys_rebuilt = m.keys_decide && runs_rebuild_keys(runs);
+	file_key_words = out.keys_rebuilt ? 0 : out.key_words;
 	while ((in = merge_next(runs, &m)) != NULL)
 	{
 		if (++count % RECORDS_PER_INTERRUPT_CHECK == 0)
 			CHECK_FOR_INTERRUPTS();
-		run_output_record(&output, out.key_words, in->key, in->tuple);
+		if (output.file->size + (off_t) output.used >= file_bytes)
+		{
+			run_output_flush(&output);
+			runs->disk_bytes += output.file->size;
+			pass_output_next_file(runs, &maxfiles);
+			output.file = &runs->pass_output.files[runs->pass_output.nfiles - 1];
+			runs_note_disk_use(runs);
+		}
+		run_output_record(&output, file_key_words, in->key, in->tuple);
 	}
 	run_output_flush(&output);
+	runs->disk_bytes += output.file->size;
 	out.ntuples = count;
-	out.file = runs->pass_output;
-	runs->pass_output.file = -1;
-	runs->pass_output.size = 0;
-	runs->disk_bytes += out.file.size;
+	out.files = runs->pass_output.files;
+	out.nfiles = runs->pass_output.nfiles;
+	runs->pass_output.files = NULL;
+	runs->pass_output.nfiles = 0;
 	runs_note_disk_use(runs);
 	/* every input ran out, and its file went then (merge_advance) */
 	MemoryContextDelete(mergecxt);
@@ -507,7 +592,7 @@ runs_start_merge(SortRuns *runs, SortBatch *last, Size merge_memory,
 	m->ninputs = runs->npending + nmem;
 	m->inputs = MemoryContextAlloc(runs->cxt, sizeof(MergeInput) * Max(m->ninputs, 1));
 	for (int i = 0; i < runs->npending; i++)
-		input_from_run(&m->inputs[i], &runs->pending[i],
+		input_from_run(runs, &m->inputs[i], &runs->pending[i],
 					   read_buffer_size(merge_memory, runs->npending), runs->cxt);
 	if (nmem)
 	{
@@ -671,10 +756,12 @@ runs_close_merge(SortRuns *runs)
 	for (int i = 0; i < runs->final.ninputs; i++)
 	{
 		if (runs->final.inputs[i].on_file)
-			runs_close_run_file(runs, runs->final.inputs[i].file);
+			runs_close_run(runs, runs->final.inputs[i].run);
 	}
 	runs->final.ninputs = 0;
-	run_file_close(&runs->pass_output);
+	for (int i = 0; i < runs->pass_output.nfiles; i++)
+		run_file_close(&runs->pass_output.files[i]);
+	runs->pass_output.nfiles = 0;
 	if (runs->tapeset)
 		LogicalTapeSetClose(runs->tapeset);
 	runs->tapeset = NULL;

@@ -353,7 +353,7 @@ start_write_behind(SortRuns *runs, SortBatch *batch, SortedRun *run, int key_wor
 	if (batch->pool == NULL || keythreads_count(batch->pool) == 0)
 		return false;
 	w = MemoryContextAllocZero(batch->cxt, sizeof(RunWriter));
-	w->fd = run_file_thread_fd(&run->file);
+	w->fd = run_file_thread_fd(&run->files[0]);
 	if (w->fd < 0)
 		return false;
 	w->release.func = release_writer_fd;
@@ -374,7 +374,7 @@ start_write_behind(SortRuns *runs, SortBatch *batch, SortedRun *run, int key_wor
 	keythreads_parallel_for(batch->pool, measure_parts, w, w->nparts, 1);
 	for (int p = 0; p < w->nparts; p++)
 		total += w->parts[p].bytes;
-	offset = run_file_reserve(&run->file, total);
+	offset = run_file_reserve(&run->files[0], total);
 	for (int p = 0; p < w->nparts; p++)
 	{
 		w->parts[p].offset = offset;
@@ -406,16 +406,20 @@ bool
 runs_write_batch(SortRuns *runs, SortBatch *batch, bool behind)
 {
 	SortedRun  *run;
-	int			key_words = batch->sorted_keys ? batch->sorted_key_words : 0;
+	bool		keys_decide = batch->sorted_keys != NULL && batch->keys_order;
+	int			key_words;		/* the keys' words in each record */
 	bool		written_behind = false;
 
 	Assert(runs->writer == NULL);
 	run = runs_add_run(runs);
 	run->ntuples = batch->ntuples;
-	run->key_words = key_words;
+	run->key_words = keys_decide ? batch->sorted_key_words : 0;
 	run->layout_version = runs->sh->layout_version;
-	run->keys_order = batch->keys_order;
+	run->keys_order = keys_decide;
 	run->exact = runs->sh->layout.exact;
+	/* keys that cannot decide a merge are not written at all */
+	run->keys_rebuilt = keys_decide && runs_rebuild_keys(runs);
+	key_words = run->keys_rebuilt ? 0 : run->key_words;
 
 	if (behind && batch->ntuples >= RUN_WRITE_BEHIND_MIN_RECORDS)
 		written_behind = start_write_behind(runs, batch, run, key_words);
@@ -426,10 +430,10 @@ runs_write_batch(SortRuns *runs, SortBatch *batch, bool behind)
 		;
 	else if (batch->pool && keythreads_count(batch->pool) > 0 &&
 			 batch->ntuples >= 2 * SPILL_SLICE_RECORDS)
-		write_batch_in_threads(batch, &run->file, key_words);
+		write_batch_in_threads(batch, &run->files[0], key_words);
 	else
 	{
-		RunOutput	out = {&run->file, MemoryContextAlloc(batch->cxt, RUN_WRITE_BUFFER), 0};
+		RunOutput	out = {&run->files[0], MemoryContextAlloc(batch->cxt, RUN_WRITE_BUFFER), 0};
 
 		for (size_t i = 0; i < batch->ntuples; i++)
 		{
@@ -447,7 +451,7 @@ runs_write_batch(SortRuns *runs, SortBatch *batch, bool behind)
 	runs->runs_written++;
 	if (written_behind)
 		runs->runs_behind++;
-	runs->disk_bytes += run->file.size;
+	runs->disk_bytes += run->files[0].size;
 	runs_note_disk_use(runs);
 	return written_behind;
 }
