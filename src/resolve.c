@@ -40,6 +40,7 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
+#include "compat.h"
 #include "resolve.h"
 
 /* one record of a range, with the datums its comparison needs */
