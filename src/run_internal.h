@@ -48,8 +48,6 @@ typedef struct SortedRun
 	int			layout_version;
 	bool		keys_order;		/* keys decide where they differ */
 	bool		exact;			/* equal keys mean equal records */
-	bool		keys_rebuilt;	/* keys not in the file: each is built again
-								 * from its tuple as the merge reads it */
 } SortedRun;
 
 /* One input of a merge: a run in its file, or the batch held in memory. */
@@ -170,6 +168,13 @@ static inline bool
 runs_rebuild_keys(const SortRuns *runs)
 {
 	return !runs->sh->layout.generic;
+}
+
+/* The words of each record's key that run's file holds. */
+static inline int
+run_file_key_words(const SortRuns *runs, const SortedRun *run)
+{
+	return runs_rebuild_keys(runs) ? 0 : run->key_words;
 }
 
 /* run.c */

@@ -12,10 +12,10 @@
  * The merge compares the records' keys first, and calls PostgreSQL's
  * comparators (resolve.c) only where two inexact keys are equal.  A run
  * carries generic keys in its file; fixed keys are built again from each
- * tuple as it is read (key_encode_tuple, with the layout as it is at the
- * end, which has seen every tuple), so that runs take Sort's space.  A
- * record's values are detoasted once for the comparators, while the
- * record is current (compare_inputs).
+ * tuple as it is read (key_encode_words or key_encode_tuple, with the
+ * layout as it is at the end, which has seen every tuple), so that runs
+ * take Sort's space.  A record's values are detoasted once for the
+ * comparators, while the record is current (compare_inputs).
  *
  * Keys of runs whose layouts differ (a NULL seen late widens the layout)
  * or that do not follow PostgreSQL's order where they differ (libc
@@ -420,8 +420,8 @@ input_from_run(SortRuns *runs, MergeInput *in, SortedRun *run, Size buffer_size,
 	in->layout_version = run->layout_version;
 	in->keys_order = run->keys_order;
 	in->exact = run->exact;
-	in->keys_rebuilt = run->keys_rebuilt;
-	if (run->keys_rebuilt)
+	in->keys_rebuilt = run->key_words > 0 && runs_rebuild_keys(runs);
+	if (in->keys_rebuilt)
 	{
 		/* built with the layout as it is now, as the last batch's are */
 		in->key_words = runs->sh->layout.key_words;
@@ -502,8 +502,7 @@ merge_to_run(SortRuns *runs, SortedRun *group, int n, Size buffer_size)
 	out.layout_version = m.inputs[0].layout_version;
 	out.keys_order = m.keys_decide;
 	out.exact = m.keys_decide && m.inputs[0].exact;
-	out.keys_rebuilt = m.keys_decide && runs_rebuild_keys(runs);
-	file_key_words = out.keys_rebuilt ? 0 : out.key_words;
+	file_key_words = run_file_key_words(runs, &out);
 	while ((in = merge_next(runs, &m)) != NULL)
 	{
 		if (++count % RECORDS_PER_INTERRUPT_CHECK == 0)

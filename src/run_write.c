@@ -418,8 +418,7 @@ runs_write_batch(SortRuns *runs, SortBatch *batch, bool behind)
 	run->keys_order = keys_decide;
 	run->exact = runs->sh->layout.exact;
 	/* keys that cannot decide a merge are not written at all */
-	run->keys_rebuilt = keys_decide && runs_rebuild_keys(runs);
-	key_words = run->keys_rebuilt ? 0 : run->key_words;
+	key_words = run_file_key_words(runs, run);
 
 	if (behind && batch->ntuples >= RUN_WRITE_BEHIND_MIN_RECORDS)
 		written_behind = start_write_behind(runs, batch, run, key_words);
