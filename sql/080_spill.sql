@@ -119,6 +119,32 @@ SELECT count(*) AS files_later FROM pg_ls_tmpdir() \gset
 SELECT :files_at_first_row > 0 AS runs_on_disk, :files_later < :files_at_first_row AS read_runs_removed;
 FETCH 1 FROM gs_part;
 COMMIT;
+
+-- the final merge in the key threads (two, whatever the machine): where
+-- the keys alone decide the order, each window of records that no record
+-- still unread can precede is cut into ranges that the threads merge, and
+-- EXPLAIN shows Merge Threads.  Same rows as Sort with ties across runs,
+-- NULLs and DESC, a key column the table gained after some of its rows,
+-- and through a SCROLL cursor, which reads the merged result from a tape
+-- of its own.
+SET gpusort.max_memory = '8MB';
+SET gpusort.key_threads = 2;
+SELECT * FROM analyze_lines('SELECT k, f, id FROM gs_fb ORDER BY k, f DESC', 'Runs Written:|Merge');
+SELECT gs_check('SELECT k, f, id FROM gs_fb ORDER BY k, f DESC', 2);
+SELECT gs_check('SELECT k, id FROM gs_fb ORDER BY k');
+SELECT gs_check('SELECT CASE WHEN id % 7 = 0 THEN NULL ELSE f END AS f, k, id FROM gs_fb
+                  ORDER BY 1 DESC NULLS LAST, k', 2);
+CREATE TABLE gs_wm AS SELECT g::int8 AS id, hashint4(g)::int8 AS k FROM generate_series(1, 100000) g;
+ALTER TABLE gs_wm ADD COLUMN z int8 DEFAULT 5;
+INSERT INTO gs_wm SELECT g, hashint4(g), g % 10 FROM generate_series(100001, 200000) g;
+SELECT * FROM analyze_lines('SELECT * FROM gs_wm ORDER BY z, k', 'Merge Threads');
+SELECT gs_check('SELECT z, k, id FROM (SELECT * FROM gs_wm ORDER BY z, k OFFSET 0) s', 2);
+DROP TABLE gs_wm;
+SELECT cursor_log('SELECT k, id FROM gs_fb ORDER BY k, id',
+                  ARRAY['FETCH 3', 'FETCH BACKWARD 2', 'FETCH LAST', 'FETCH BACKWARD 3', 'FETCH ABSOLUTE 150000',
+                         'MOVE RELATIVE -10', 'FETCH 2', 'FETCH ABSOLUTE 1', 'FETCH PRIOR', 'FETCH NEXT']) AS window_merged;
+RESET gpusort.key_threads;
+SET gpusort.max_memory = '1MB';
 -- what each GpuSort of a query did, from EXPLAIN (ANALYZE, FORMAT JSON)
 CREATE FUNCTION gs.spill_stats(q text)
 RETURNS TABLE (runs int, passes int, disk_kb bigint, memory_kb bigint, budget_kb bigint, engine text, fallback text,

@@ -180,6 +180,8 @@ gpusort_explain_node(CustomScanState *node, const GpuSortPlanInfo *info,
 		if (stats->runs_behind > 0)
 			ExplainPropertyInteger("Runs Written Behind", NULL, stats->runs_behind, es);
 		ExplainPropertyInteger("Merge Passes", NULL, stats->merge_passes, es);
+		if (stats->merge_threads > 1)
+			ExplainPropertyInteger("Merge Threads", NULL, stats->merge_threads, es);
 		ExplainPropertyInteger("Disk Used", "kB", stats->disk_kb, es);
 	}
 	if (stats->sorts > 1)

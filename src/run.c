@@ -119,6 +119,13 @@ runs_merge_passes(SortRuns *runs)
 	return runs->merge_passes;
 }
 
+/* threads that do the final merge, the backend's among them; 1: the backend alone */
+int
+runs_merge_threads(SortRuns *runs)
+{
+	return runs->window ? window_merge_threads(runs->window) : 1;
+}
+
 int64
 runs_disk_kb(SortRuns *runs)
 {

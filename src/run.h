@@ -28,6 +28,7 @@ extern SortRuns *runs_create(SortBatchShared *sh, MemoryContext cxt);
 extern int	runs_written(SortRuns *runs);
 extern int	runs_written_behind(SortRuns *runs);
 extern int	runs_merge_passes(SortRuns *runs);
+extern int	runs_merge_threads(SortRuns *runs);
 extern int64 runs_disk_kb(SortRuns *runs);
 extern void runs_end(SortRuns *runs);
 

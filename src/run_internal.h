@@ -117,6 +117,9 @@ typedef struct Merge
 /* a run being written behind the backend (run_write.c) */
 typedef struct RunWriter RunWriter;
 
+/* the final merge done by the key threads (run_merge_window.c) */
+typedef struct WindowMerge WindowMerge;
+
 struct SortRuns
 {
 	SortBatchShared *sh;
@@ -138,7 +141,8 @@ struct SortRuns
 								 * whose last is being written; none: 0
 								 * files */
 
-	/* the final merge, on the fly */
+	/* the final merge, on the fly: by the key threads, or in final */
+	WindowMerge *window;
 	Merge		final;
 	bool		on_the_fly;
 	int64		emitted;		/* rows the final merge returned on the fly */
@@ -203,5 +207,12 @@ extern void run_output_flush(RunOutput *out);
 
 /* run_merge.c */
 extern void runs_close_merge(SortRuns *runs);
+
+/* run_merge_window.c */
+extern WindowMerge *window_merge_start(SortRuns *runs, SortBatch *last,
+									   Size merge_memory);
+extern MinimalTuple window_merge_next(SortRuns *runs, WindowMerge *wm);
+extern int	window_merge_threads(WindowMerge *wm);
+extern void window_merge_close(SortRuns *runs, WindowMerge *wm);
 
 #endif							/* GPUSORT_RUN_INTERNAL_H */

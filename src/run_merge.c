@@ -31,6 +31,11 @@
  * input's file as soon as it has read it to its end, so that a pass, or the
  * final merge, does not hold the disk its inputs gave up.
  *
+ * Where the keys alone decide the order of every input and the sort has
+ * key threads, the final merge is theirs instead, a window of records at a
+ * time (run_merge_window.c); the passes before it and every other final
+ * merge are this file's.
+ *
  * Where the plan needs random access (backward scan, mark/restore,
  * rewind), the final merge is instead written to a logical tape of
  * logtape.c, in records of their own,
@@ -55,6 +60,10 @@
 
 /* the most runs one merge reads at once, as tuplesort.c's MAXORDER */
 #define MAX_MERGE_ORDER		500
+
+static void final_merge_start(SortRuns *runs, SortBatch *last, int nmem,
+							  Size merge_memory);
+static MinimalTuple final_merge_next(SortRuns *runs);
 
 /*
  * A merge (Merge, in run_internal.h): its inputs in a tree of losers (Knuth, TAOCP vol. 3, 5.4.1).
@@ -587,7 +596,56 @@ runs_start_merge(SortRuns *runs, SortBatch *last, Size merge_memory,
 		runs->merge_passes++;
 	}
 
-	/* the final merge */
+	/* the final merge: by the key threads where they can, else here */
+	runs->window = window_merge_start(runs, last, merge_memory);
+	if (runs->window == NULL)
+		final_merge_start(runs, last, nmem, merge_memory);
+	runs->merge_passes++;
+
+	if (!random_access)
+	{
+		runs->on_the_fly = true;
+		return;
+	}
+
+	/* random access: write the merged result, readable both ways */
+	{
+		MinimalTuple tuple;
+		int64		count = 0;
+
+		/* temp_tablespaces, as tuplesort.c does before its tapes */
+		PrepareTempTablespaces();
+		runs->tapeset = LogicalTapeSetCreate(false, NULL, -1);
+		runs->result = LogicalTapeCreate(runs->tapeset);
+		while ((tuple = final_merge_next(runs)) != NULL)
+		{
+			uint32		len = tuple->t_len;
+
+			if (++count % RECORDS_PER_INTERRUPT_CHECK == 0)
+				CHECK_FOR_INTERRUPTS();
+			LogicalTapeWrite(runs->result, &len, sizeof(len));
+			LogicalTapeWrite(runs->result, tuple, len);
+			LogicalTapeWrite(runs->result, &len, sizeof(len));
+		}
+		/* every input ran out, and its file went then */
+		m->ninputs = 0;
+		runs->result_n = count;
+		LogicalTapeFreeze(runs->result, NULL);
+		runs->tape_at = 0;
+		runs->pos = -1;
+		runs_note_disk_use(runs);
+	}
+}
+
+/*
+ * Start the final merge in the backend, of the runs in files and the
+ * batch held in memory (nmem 1), with merge_memory bytes of read buffers.
+ */
+static void
+final_merge_start(SortRuns *runs, SortBatch *last, int nmem, Size merge_memory)
+{
+	Merge	   *m = &runs->final;
+
 	m->ninputs = runs->npending + nmem;
 	m->inputs = MemoryContextAlloc(runs->cxt, sizeof(MergeInput) * Max(m->ninputs, 1));
 	for (int i = 0; i < runs->npending; i++)
@@ -608,41 +666,18 @@ runs_start_merge(SortRuns *runs, SortBatch *last, Size merge_memory,
 	}
 	runs->npending = 0;
 	merge_start(runs, m, merge_memory);
-	runs->merge_passes++;
+}
 
-	if (!random_access)
-	{
-		runs->on_the_fly = true;
-		return;
-	}
+/* The final merge's next tuple, NULL at its end. */
+static MinimalTuple
+final_merge_next(SortRuns *runs)
+{
+	MergeInput *in;
 
-	/* random access: write the merged result, readable both ways */
-	{
-		MergeInput *in;
-		int64		count = 0;
-
-		/* temp_tablespaces, as tuplesort.c does before its tapes */
-		PrepareTempTablespaces();
-		runs->tapeset = LogicalTapeSetCreate(false, NULL, -1);
-		runs->result = LogicalTapeCreate(runs->tapeset);
-		while ((in = merge_next(runs, m)) != NULL)
-		{
-			uint32		len = in->tuple->t_len;
-
-			if (++count % RECORDS_PER_INTERRUPT_CHECK == 0)
-				CHECK_FOR_INTERRUPTS();
-			LogicalTapeWrite(runs->result, &len, sizeof(len));
-			LogicalTapeWrite(runs->result, in->tuple, len);
-			LogicalTapeWrite(runs->result, &len, sizeof(len));
-		}
-		/* every input ran out, and its file went then (merge_advance) */
-		m->ninputs = 0;
-		runs->result_n = count;
-		LogicalTapeFreeze(runs->result, NULL);
-		runs->tape_at = 0;
-		runs->pos = -1;
-		runs_note_disk_use(runs);
-	}
+	if (runs->window)
+		return window_merge_next(runs, runs->window);
+	in = merge_next(runs, &runs->final);
+	return in ? in->tuple : NULL;
 }
 
 /* ---------------------------------------------------------------------
@@ -701,15 +736,12 @@ runs_next(SortRuns *runs, bool forward)
 {
 	if (runs->on_the_fly)
 	{
-		MergeInput *in;
-
 		if (!forward)
 			elog(ERROR, "gpusort: backward scan of a sort made without random access");
 		/* the final merge runs as the rows go out: a cancel lands here too */
 		if (++runs->emitted % RECORDS_PER_INTERRUPT_CHECK == 0)
 			CHECK_FOR_INTERRUPTS();
-		in = merge_next(runs, &runs->final);
-		return in ? in->tuple : NULL;
+		return final_merge_next(runs);
 	}
 
 	if (!sort_step_position(&runs->pos, runs->result_n, forward))
@@ -752,6 +784,8 @@ runs_rewind(SortRuns *runs)
 void
 runs_close_merge(SortRuns *runs)
 {
+	if (runs->window)
+		window_merge_close(runs, runs->window);
 	for (int i = 0; i < runs->final.ninputs; i++)
 	{
 		if (runs->final.inputs[i].on_file)

@@ -638,6 +638,7 @@ gpusort_sort_performsort(Gpusortstate *state)
 		stats->runs_written = runs_written(state->runs);
 		stats->runs_behind = runs_written_behind(state->runs);
 		stats->merge_passes = runs_merge_passes(state->runs);
+		stats->merge_threads = runs_merge_threads(state->runs);
 		stats->disk_kb = runs_disk_kb(state->runs);
 		state->status = SORT_MERGED;
 	}

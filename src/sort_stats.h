@@ -42,6 +42,7 @@ typedef struct GpuSortStats
 	int			runs_written;	/* sorted runs written to temporary files */
 	int			runs_behind;	/* of them, written while the next loaded */
 	int			merge_passes;	/* merges of runs, the final one included */
+	int			merge_threads;	/* that do the final merge (run_merge_window.c) */
 	int64		disk_kb;		/* peak temporary file space, kB */
 	Size		device_memory;	/* peak GPU memory, bytes */
 	double		load_ms;
