@@ -20,6 +20,12 @@ the largest size is ever on disk (the GPU host has 64 GB):
   gpu      gpusort.engine = gpu, every other gpusort setting at its default
   cpu      gpusort.engine = cpu, likewise
 
+and, unless --no-scan, the floor, timed like a setting and recorded as
+the setting "scan" (scale.md gives each setting's time over it):
+
+  scan     SELECT * FROM <t> OFFSET N: the same statement without ORDER BY,
+           one backend reading every row (no parallel workers)
+
 All of them run with work_mem = 8GB, max_parallel_workers_per_gather = 0
 and jit off; gpusort ignores work_mem, and its own budget
 (gpusort.max_memory) is left at the default, which is what is measured.
@@ -31,10 +37,10 @@ is the sort itself.  Each setting is timed two ways, with psql's \\timing
           costs (CUDA context, caches) included, as for a short-lived client
   warm    the same statement again in a connection that has run it before
 
-Per setting, one connection runs the statement 1 + --runs times (its first
-run is a fresh sample, the others warm ones) and, for the gpusort settings
-(--explain-settings), one EXPLAIN (ANALYZE, FORMAT JSON), whose GpuSort node
-is stored whole: engine, fallback, runs written, merge passes, disk used and
+Per setting (the scan first), one connection runs the statement 1 + --runs
+times (its first run is a fresh sample, the others warm ones) and, for the
+gpusort settings (--explain-settings), one EXPLAIN (ANALYZE, FORMAT JSON),
+whose GpuSort node is stored whole: engine, fallback, runs written, merge passes, disk used and
 whatever else the node reports.  Then --fresh-runs - 1 more connections per
 setting each run it once, taking the settings in turn, so that native and
 gpusort share the same table and the same state of the machine.
@@ -42,13 +48,18 @@ gpusort share the same table and the same state of the machine.
 Outputs, under --out (default bench/out/scale), rewritten after each
 connection, so that a run killed part way still leaves what it measured:
   scale.json       every sample, the EXPLAIN nodes, the server and host
-  scale.md         rows, table, setting, medians, native / setting
+  scale.md         rows, table, setting, medians, native / setting,
+                   setting / scan
   scale-chart.png  native / setting (warm: solid, fresh: dashed) against rows
+  scale-per-row.png  nanoseconds per row (warm median / rows) against rows,
+                   one line per table and setting, the scan dashed: a sort
+                   that scales linearly is a flat line
 
 A full run (10M to 300M rows, two shapes, three settings) takes longer than
 one call of the GPU host may (10 minutes), so it can be split over calls
 (e.g. one row count per call) and put together afterwards, without
-measuring, by  scale.py --combine a/scale.json b/scale.json --out DIR.
+measuring, by  scale.py --combine a/scale.json b/scale.json --out DIR
+(files from before the scan was measured just leave its ratios empty).
 
 bench/scale.sh builds gpusort, starts the server and calls this.
 """
@@ -253,14 +264,23 @@ def median(xs):
 
 
 def measure(name, n, shape, settings, args, table_facts, results, save):
-    """Every setting on one table, interleaved, its entries appended to
-    results as they are measured; save() after each connection, so that a
-    run stopped at the GPU host's time limit keeps what it has."""
-    query = "SELECT * FROM %s ORDER BY k OFFSET %d" % (name, n)
+    """Every setting on one table, interleaved, and the scan unless
+    --no-scan, its entries appended to results as they are measured; save()
+    after each connection, so that a run stopped at the GPU host's time
+    limit keeps what it has."""
+    sort = "SELECT * FROM %s ORDER BY k OFFSET %d" % (name, n)
+    # (setting, statement, GUCs).  The scan is the sort's statement without
+    # ORDER BY: the same rows read by one backend and dropped by the same
+    # Limit, so that setting / scan is what sorting costs over reading.  It
+    # goes first: cheap, so that a run cut short still has its floor.
+    plans = []
+    if not args.no_scan:
+        plans.append(("scan", "SELECT * FROM %s OFFSET %d" % (name, n),
+                      dict(COMMON, max_parallel_workers_per_gather="0")))
+    plans += [(s, sort, dict(COMMON, **settings[s])) for s in settings]
     explain_for = set(args.explain_settings.split(",")) if args.explain_settings != "" else set()
     res = {}
-    for s in settings:
-        gucs = dict(COMMON, **settings[s])
+    for s, query, gucs in plans:
         start = time.time()
         fresh, warm, node, exec_ms = session(query, gucs, args.runs, s in explain_for)
         res[s] = {"rows": n, "table": shape, "setting": s, "sql": query, "gucs": gucs,
@@ -273,8 +293,8 @@ def measure(name, n, shape, settings, args, table_facts, results, save):
             (shape + "_" + human(n), s, fresh / 1000,
              " ".join("%.2f" % (w / 1000) for w in warm) or "-", engine, time.time() - start))
     for i in range(1, args.fresh_runs):
-        for s in settings:
-            out = psql("\\timing on\n%s;\n" % query, dict(COMMON, **settings[s]))
+        for s, query, gucs in plans:
+            out = psql("\\timing on\n%s;\n" % query, gucs)
             t = timings(out)[0]
             res[s]["fresh_ms"].append(t)
             save()
@@ -319,7 +339,9 @@ def write_outputs(results, facts, out):
     with open(os.path.join(out, "scale.json"), "w") as f:
         json.dump({"server": facts, "results": results}, f, indent=1)
     native = {(r["rows"], r["table"]): r for r in results if r["setting"] == "native"}
-    order = {"native": 0, "gpu": 1, "cpu": 2}
+    # absent from files written before the scan was measured: ratios left empty
+    scan = {(r["rows"], r["table"]): r for r in results if r["setting"] == "scan"}
+    order = {"scan": 0, "native": 1, "gpu": 2, "cpu": 3}
     shapes = list(SHAPES)
     results = sorted(results, key=lambda r: (r["rows"], shapes.index(r["table"]) if r["table"] in shapes
                                              else 9, order.get(r["setting"], 9),
@@ -332,23 +354,39 @@ def write_outputs(results, facts, out):
     def rx(x):
         return "%.2fx" % x if x is not None else ""
     lines = ["| rows | table | setting | warm median s | fresh median s | "
-             "native / setting, warm | native / setting, fresh | how it sorted (EXPLAIN ANALYZE) |",
-             "|---:|---|---|---:|---:|---:|---:|---|"]
+             "native / setting, warm | native / setting, fresh | setting / scan, warm | "
+             "how it sorted (EXPLAIN ANALYZE) |",
+             "|---:|---|---|---:|---:|---:|---:|---:|---|"]
     for r in results:
         nat = native.get((r["rows"], r["table"]))
-        is_native = r["setting"] == "native"
-        warm_ratio = None if is_native or not nat else ratio(nat["warm_median_ms"], r["warm_median_ms"])
-        fresh_ratio = None if is_native or not nat else ratio(nat["fresh_median_ms"], r["fresh_median_ms"])
-        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        floor = scan.get((r["rows"], r["table"]))
+        # native / scan would read as a speed-up over native: the scan's row
+        # has only its times
+        no_native = r["setting"] in ("native", "scan") or not nat
+        warm_ratio = None if no_native else ratio(nat["warm_median_ms"], r["warm_median_ms"])
+        fresh_ratio = None if no_native else ratio(nat["fresh_median_ms"], r["fresh_median_ms"])
+        scan_ratio = (None if r["setting"] == "scan" or not floor
+                      else ratio(r["warm_median_ms"], floor["warm_median_ms"]))
+        how = ("no sort: the rows read and dropped" if r["setting"] == "scan"
+               else describe_plan(r.get("explain")))
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             "{:,}".format(r["rows"]), r["table"], r["setting"], sec(r["warm_median_ms"]),
-            sec(r["fresh_median_ms"]), rx(warm_ratio), rx(fresh_ratio),
-            describe_plan(r.get("explain"))))
+            sec(r["fresh_median_ms"]), rx(warm_ratio), rx(fresh_ratio), rx(scan_ratio), how))
+    charts = []
+    if draw(results, native, os.path.join(out, "scale-chart.png")):
+        charts.append("[native / setting](scale-chart.png)")
+    if draw_per_row(results, os.path.join(out, "scale-per-row.png")):
+        charts.append("[nanoseconds per row](scale-per-row.png) (warm medians; a sort that "
+                      "scales linearly is a flat line%s)" % (", the scan dashed" if scan else ""))
     head = ["# gpusort scaling: `SELECT * FROM t ORDER BY k OFFSET n`", "",
             "Tables: `s(k int8, f float8)`, `p(k int8, pad text)` (pad: 32 characters). "
             "work_mem %s, shared_buffers %s, gpusort.max_memory %s (as the server "
             "reported it), max_parallel_workers_per_gather 0, jit off. "
             "Warm: the median of the statement repeated in one connection; fresh: the median "
-            "of the first statement of new connections. Ratios above 1 mean gpusort is faster. "
+            "of the first statement of new connections. Native / setting above 1 means gpusort "
+            "is faster. The scan is the floor: `SELECT * FROM t OFFSET n`, the same statement "
+            "without ORDER BY, one backend reading every row; setting / scan is how many scans "
+            "of the table the sorted statement takes. "
             "The last column is from one EXPLAIN (ANALYZE, FORMAT JSON) run per setting "
             "(native only where --explain-settings names it: it costs one more full sort); "
             "scale.json holds the whole node." % (
@@ -358,16 +396,19 @@ def write_outputs(results, facts, out):
                 facts.get("version", "?").split(",")[0], facts.get("nproc", "?"),
                 facts.get("mem_total", "?"), facts.get("gpus") or "none",
                 facts.get("commit", "?"), facts.get("date", "?")), ""]
+    if charts:
+        head += ["Charts: %s." % "; ".join(charts), ""]
     with open(os.path.join(out, "scale.md"), "w") as f:
         f.write("\n".join(head + lines) + "\n")
-    draw(results, native, os.path.join(out, "scale-chart.png"))
     return lines
 
 
 def draw(results, native, path):
     """native / setting against rows: one solid line per table and setting
-    (warm medians) and a dashed one of the same colour (fresh medians)."""
-    keys = sorted({(r["table"], r["setting"]) for r in results if r["setting"] != "native"})
+    (warm medians) and a dashed one of the same colour (fresh medians).
+    The scan is left out: it sorts nothing.  Returns whether it drew."""
+    keys = sorted({(r["table"], r["setting"]) for r in results
+                   if r["setting"] not in ("native", "scan")})
     series = []
     for i, (table, setting) in enumerate(keys):
         color = chart_png.PALETTE[i % len(chart_png.PALETTE)]
@@ -385,13 +426,50 @@ def draw(results, native, path):
                            "points": pts, "color": shade, "dashed": dashed})
     rows = sorted({r["rows"] for r in results})
     if not any(s["points"] for s in series):
-        return
+        return False
     chart_png.line_chart(
         path, series, title="GPUSORT: NATIVE SORT TIME / GPUSORT TIME, ORDER BY K",
         xlabel="ROWS (LOG SCALE)", ylabel="SPEED-UP OVER NATIVE SORT", xlog=True,
         xticks=[(n, human(n)) for n in rows], hlines=[(1.0, "NATIVE")],
         note="S: (K INT8, F FLOAT8)\nP: (K INT8, PAD TEXT)\nSOLID: WARM SESSION\n"
              "DASHED: NEW CONNECTION")
+    return True
+
+
+def draw_per_row(results, path):
+    """Warm median time / rows in nanoseconds against rows, one line per
+    table and setting, native and the scan included.  The ratio chart says
+    how a setting does against native, whose own cost per row moves with
+    size; this one says how each scales by itself: a statement whose time is
+    linear in the rows is a flat line, and a sort's height above its table's
+    scan (dashed) is what sorting costs a row.  Returns whether it drew."""
+    order = {"scan": 0, "native": 1, "gpu": 2, "cpu": 3}
+    shapes = list(SHAPES)
+    keys = sorted({(r["table"], r["setting"]) for r in results},
+                  key=lambda k: (shapes.index(k[0]) if k[0] in shapes else 9, k[0],
+                                 order.get(k[1], 9), k[1]))
+    series = []
+    for i, (table, setting) in enumerate(keys):
+        pts = [(r["rows"], r["warm_median_ms"] * 1e6 / r["rows"]) for r in results
+               if (r["table"], r["setting"]) == (table, setting) and r["warm_median_ms"]]
+        series.append({"label": "%s %s" % (table, setting), "points": pts,
+                       "color": chart_png.PALETTE[i % len(chart_png.PALETTE)],
+                       "dashed": setting == "scan"})
+    if not any(s["points"] for s in series):
+        return False
+    # ticks only where there are points: a row count timed with --runs 0
+    # has no warm median, and would fall outside the axis
+    rows = sorted({x for s in series for x, _ in s["points"]})
+    tables = sorted({k[0] for k in keys}, key=lambda t: shapes.index(t) if t in shapes else 9)
+    note = ["%s: (%s)" % (t, SHAPES[t][0] if t in SHAPES else "?") for t in tables]
+    if any(s["dashed"] and s["points"] for s in series):
+        note += ["DASHED: THE SCAN", "(NO ORDER BY)"]
+    chart_png.line_chart(
+        path, series, title="TIME PER ROW, WARM MEDIANS: FLAT = LINEAR IN ROWS",
+        xlabel="ROWS (LOG SCALE)", ylabel="NANOSECONDS PER ROW", xlog=True,
+        xticks=[(n, human(n)) for n in rows],
+        note="\n".join(note))
+    return True
 
 
 def load_results(paths):
@@ -424,6 +502,8 @@ def main():
     ap.add_argument("--explain-settings", default=None,
                     help="settings whose EXPLAIN (ANALYZE, FORMAT JSON) is recorded, one extra run "
                          "each (default: every setting but native; '' for none)")
+    ap.add_argument("--no-scan", action="store_true",
+                    help="do not time the scan (the statement without ORDER BY, the floor)")
     ap.add_argument("--load-jobs", type=int, default=min(8, os.cpu_count() or 1),
                     help="parallel INSERTs loading a table")
     ap.add_argument("--out", default="bench/out/scale")
@@ -442,6 +522,10 @@ def main():
         name, _, spec = d.partition(":")
         SETTINGS[name] = dict(kv.split("=", 1) for kv in spec.split(",") if kv)
     for s in (x for x in args.settings.split(",") if x):
+        if s == "scan":
+            # its entries are the scan's, and --combine could not tell them apart
+            sys.exit("scan is the statement without ORDER BY, timed unless --no-scan; "
+                     "give the setting another name")
         if s not in SETTINGS:
             sys.exit("unknown setting %s (known: %s)" % (s, ", ".join(SETTINGS)))
         settings[s] = SETTINGS[s]
@@ -473,7 +557,7 @@ def main():
                 psql("DROP TABLE IF EXISTS %s;" % name, check=False)
     lines = write_outputs(results, facts, args.out)
     print("\n".join(lines))
-    log("wrote %s/scale.json, scale.md, scale-chart.png" % args.out)
+    log("wrote %s/scale.json, scale.md, scale-chart.png, scale-per-row.png" % args.out)
 
 
 if __name__ == "__main__":
