@@ -6,8 +6,8 @@
 #     e.g. bench/scale.sh --rows 100000,300000 --settings native,cpu --runs 2
 #
 # Builds and installs gpusort, starts a server of its own (bench/pgserver.sh)
-# with gpusort preloaded, work_mem 8GB, jit off, no parallel workers and
-# shared_buffers 4GB, and runs bench/scale.py, which writes scale.json,
+# with gpusort preloaded, work_mem 8GB, jit off, no parallel workers but
+# room for 16 (settings may ask for them) and shared_buffers 4GB, and runs bench/scale.py, which writes scale.json,
 # scale.md, scale-chart.png and scale-per-row.png under --out (default
 # bench/out/scale).
 # Unlike bench/run.sh it sets no gpusort.max_memory: gpusort's defaults are
@@ -32,7 +32,7 @@ source "$root/bench/pgserver.sh"
 trap pgserver_stop EXIT
 pgserver_start "${BENCH_DIR:-/tmp/gpusort-scale}" "shared_preload_libraries = 'gpusort'" \
   "work_mem = '8GB'" "jit = off" "max_parallel_workers_per_gather = 0" \
-  "shared_buffers = '4GB'"
+  "shared_buffers = '4GB'" "max_worker_processes = 24" "max_parallel_workers = 16"
 psql -X -q -c "CREATE EXTENSION gpusort" -c "SELECT * FROM gpusort_info()"
 program=scale.py
 [ "${1:-}" = series ] && { program=series.py; shift; }
