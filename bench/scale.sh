@@ -7,9 +7,9 @@
 #
 # Builds and installs gpusort, starts a server of its own (bench/pgserver.sh)
 # with gpusort preloaded, work_mem 8GB, jit off, no parallel workers but
-# room for 16 (settings may ask for them) and shared_buffers 4GB, and runs bench/scale.py, which writes scale.json,
-# scale.md, scale-chart.png and scale-per-row.png under --out (default
-# bench/out/scale).
+# room for 16 (settings may ask for them) and shared_buffers 4GB, and runs
+# bench/scale.py, which writes scale.json, scale.md, scale-chart.png and
+# scale-per-row.png under --out (default bench/out/scale).
 # Unlike bench/run.sh it sets no gpusort.max_memory: gpusort's defaults are
 # what the scaling targets are about.  Without a GPU, pass --settings
 # native,cpu.  The server's directory is $BENCH_DIR (default
