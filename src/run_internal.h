@@ -114,6 +114,34 @@ typedef struct Merge
 	Size		value_limit;	/* the most they may take */
 } Merge;
 
+/*
+ * Play the matches of a tree of losers' subtree under node, for ninputs
+ * inputs (leaf ninputs + i is input i): each node of tree gets the loser
+ * of its match, and the subtree's winner is returned.  wins(arg, a, b):
+ * whether input a's current record goes out before input b's.  Both
+ * merges build their trees with it (run_merge.c, run_merge_window.c); the
+ * matches replayed as a winner advances are theirs, inline.
+ */
+static inline int
+loser_tree_play(int ninputs, int *tree, int node,
+				bool (*wins) (void *arg, int a, int b), void *arg)
+{
+	int			left;
+	int			right;
+
+	if (node >= ninputs)
+		return node - ninputs;
+	left = loser_tree_play(ninputs, tree, 2 * node, wins, arg);
+	right = loser_tree_play(ninputs, tree, 2 * node + 1, wins, arg);
+	if (wins(arg, left, right))
+	{
+		tree[node] = right;
+		return left;
+	}
+	tree[node] = left;
+	return right;
+}
+
 /* a run being written behind the backend (run_write.c) */
 typedef struct RunWriter RunWriter;
 

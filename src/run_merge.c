@@ -327,24 +327,19 @@ merge_advance(SortRuns *runs, Merge *m, int i)
 	}
 }
 
-/* Play the matches of the subtree under node; its winner is returned. */
-static int
-tree_build(SortRuns *runs, Merge *m, int node)
+/* input_wins() for loser_tree_play() */
+typedef struct MergeMatch
 {
-	int			left;
-	int			right;
+	SortRuns   *runs;
+	Merge	   *m;
+} MergeMatch;
 
-	if (node >= m->ninputs)
-		return node - m->ninputs;
-	left = tree_build(runs, m, 2 * node);
-	right = tree_build(runs, m, 2 * node + 1);
-	if (input_wins(runs, m, left, right))
-	{
-		m->tree[node] = right;
-		return left;
-	}
-	m->tree[node] = left;
-	return right;
+static bool
+match_wins(void *arg, int a, int b)
+{
+	MergeMatch *match = arg;
+
+	return input_wins(match->runs, match->m, a, b);
 }
 
 /* Whether the inputs' keys decide the order of all their records. */
@@ -377,7 +372,11 @@ merge_start(SortRuns *runs, Merge *m, Size merge_memory)
 	for (int i = 0; i < m->ninputs; i++)
 		merge_advance(runs, m, i);
 	if (m->ninputs > 0)
-		m->tree[0] = tree_build(runs, m, 1);
+	{
+		MergeMatch	match = {runs, m};
+
+		m->tree[0] = loser_tree_play(m->ninputs, m->tree, 1, match_wins, &match);
+	}
 	m->winner_returned = false;
 }
 

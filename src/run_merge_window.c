@@ -251,28 +251,26 @@ build_slice_keys(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 	return true;
 }
 
-/* Play the matches of the subtree under node; its winner is returned. */
-static int
-range_tree_build(const WindowMerge *wm, WindowRange *r, int node)
+/* a range's match of inputs a and b, for loser_tree_play() */
+typedef struct RangeMatch
 {
-	int			left;
-	int			right;
+	const WindowMerge *wm;
+	const WindowRange *r;
+} RangeMatch;
 
-	if (node >= wm->ninputs)
-		return node - wm->ninputs;
-	left = range_tree_build(wm, r, 2 * node);
-	right = range_tree_build(wm, r, 2 * node + 1);
-	if (r->pos[right] == r->hi[right] ||
-		(r->pos[left] < r->hi[left] &&
-		 record_before(input_key(wm, &wm->inputs[left], r->pos[left]), left, 0,
-					   input_key(wm, &wm->inputs[right], r->pos[right]), right, 0,
-					   wm->key_words)))
-	{
-		r->tree[node] = right;
-		return left;
-	}
-	r->tree[node] = left;
-	return right;
+static bool
+range_wins(void *arg, int a, int b)
+{
+	RangeMatch *match = arg;
+	const WindowMerge *wm = match->wm;
+	const WindowRange *r = match->r;
+
+	if (r->pos[b] == r->hi[b])
+		return true;
+	return r->pos[a] < r->hi[a] &&
+		record_before(input_key(wm, &wm->inputs[a], r->pos[a]), a, 0,
+					  input_key(wm, &wm->inputs[b], r->pos[b]), b, 0,
+					  wm->key_words);
 }
 
 /* Merge range r of the window into its place in the output. */
@@ -290,7 +288,11 @@ merge_range(WindowMerge *wm, WindowRange *r)
 		r->pos[j] = r->lo[j];
 		count += r->hi[j] - r->lo[j];
 	}
-	winner = range_tree_build(wm, r, 1);
+	{
+		RangeMatch	match = {wm, r};
+
+		winner = loser_tree_play(n, r->tree, 1, range_wins, &match);
+	}
 	while (count-- > 0)
 	{
 		WindowInput *in = &wm->inputs[winner];
