@@ -474,6 +474,20 @@ window_array(void *array, size_t *cap, size_t n, Size size)
 	return MemoryContextAllocHuge(CurrentMemoryContext, *cap * size);
 }
 
+/*
+ * Every task of the window ran.  Ours fail only when the pool is stopped,
+ * which ends the sort, but a failed pool skips the tasks given to it after
+ * that, and a window whose tasks did not run must not go out.
+ */
+static void
+window_check_tasks(WindowMerge *wm)
+{
+	const char *failure = keythreads_failure(wm->pool);
+
+	if (failure)
+		elog(ERROR, "gpusort: the key threads could not merge the runs: %s", failure);
+}
+
 /* Read on, build the keys, and merge the next window; false at the end. */
 static bool
 window_next(SortRuns *runs, WindowMerge *wm)
@@ -515,6 +529,7 @@ window_next(SortRuns *runs, WindowMerge *wm)
 	}
 	if (wm->nslices > 0)
 		keythreads_parallel_for(wm->pool, build_slice_keys, wm, wm->nslices, 1);
+	window_check_tasks(wm);
 	for (int s = 0; s < wm->nslices; s++)
 	{
 		KeySlice   *sl = &wm->slices[s];
@@ -619,6 +634,7 @@ window_next(SortRuns *runs, WindowMerge *wm)
 	}
 	wm->nranges = nranges;
 	keythreads_parallel_for(wm->pool, merge_ranges, wm, nranges, 1);
+	window_check_tasks(wm);
 	keythreads_idle(wm->pool);
 
 	wm->nout = total;
@@ -672,7 +688,9 @@ window_merge_start(SortRuns *runs, SortBatch *last, Size merge_memory)
 		return NULL;
 	if (last->pool == NULL && batch_key_threads(last) > 0)
 		batch_start_key_threads(last);
-	if (last->pool == NULL || keythreads_count(last->pool) == 0)
+	/* a pool that a task failed in runs no more tasks (keythreads.c) */
+	if (last->pool == NULL || keythreads_count(last->pool) == 0 ||
+		keythreads_failure(last->pool) != NULL)
 		return NULL;
 
 	cxt = AllocSetContextCreate(runs->cxt, "GpuSort window merge",
