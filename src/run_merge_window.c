@@ -35,10 +35,11 @@
  * The pool is counted among the server's busy sorts only while it merges a
  * window (keythreads_idle after each), so that a cursor returning rows
  * slowly does not take a share of the CPUs.  Memory: the chunks take a
- * third of the merge memory; the records' offsets and keys and the
- * window's output (decoded tuples and their pointers) about as much again
- * each.  A record larger than its chunk grows the chunk, as the serial
- * merge's does.
+ * quarter of the merge memory (WINDOW_MEMORY_SHARES); the records'
+ * offsets and keys take up to about as much again, and the window's output
+ * (decoded tuples and their pointers) up to about twice as much, for the
+ * smallest records.  A record larger than its chunk grows the chunk, as
+ * the serial merge's does.
  *
  *-------------------------------------------------------------------------
  */
@@ -56,6 +57,9 @@
 /* a chunk of each input's run: at least, at most */
 #define WINDOW_CHUNK_MIN	((Size) 4 * BLCKSZ)
 #define WINDOW_CHUNK_MAX	((Size) 8 * 1024 * 1024)
+
+/* the merge memory per chunk: the chunk's share, and its records' */
+#define WINDOW_MEMORY_SHARES	4
 
 /* the batch in memory gives a window a record per this many chunk bytes */
 #define WINDOW_MEMORY_RECORD_BYTES	32
@@ -663,7 +667,7 @@ window_merge_start(SortRuns *runs, SortBatch *last, Size merge_memory)
 
 	if (last == NULL || n < 2 || key_words == 0 || !layout->exact || layout->ncols > INDEX_MAX_KEYS)
 		return NULL;
-	chunk = merge_memory / (3 * Max(nfile, 1));
+	chunk = merge_memory / (WINDOW_MEMORY_SHARES * Max(nfile, 1));
 	chunk = Min(chunk, WINDOW_CHUNK_MAX);
 	chunk -= chunk % BLCKSZ;
 	if (chunk < WINDOW_CHUNK_MIN)
