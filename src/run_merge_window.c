@@ -85,8 +85,8 @@ typedef struct WindowInput
 	int			file_index;		/* the file being read */
 	off_t		read_pos;		/* in it */
 	bool		all_read;		/* every byte of the run is in the chunk */
-	int			file_key_bytes; /* key bytes each record holds in the file */
-	bool		rebuild;		/* keys built again from the tuples */
+	int			file_key_bytes; /* key bytes each record holds in the file;
+								 * 0: keys built again from the tuples */
 	char	   *chunk;
 	Size		chunk_size;
 	Size		chunk_end;		/* bytes in the chunk */
@@ -138,7 +138,6 @@ struct WindowMerge
 	WindowInput *inputs;
 	int			maxranges;
 	WindowRange *ranges;
-	int			nranges;
 	KeySlice   *slices;
 	int			maxslices;
 	int			nslices;
@@ -230,7 +229,7 @@ build_slice_keys(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 			const char *record = in->chunk + in->rec_off[i] + RUN_RECORD_LENGTH_BYTES;
 			uint64	   *key = in->keys + i * wm->key_words;
 
-			if (!in->rebuild)
+			if (in->file_key_bytes > 0)
 			{
 				memcpy(key, record, in->file_key_bytes);
 				continue;
@@ -636,7 +635,6 @@ window_next(SortRuns *runs, WindowMerge *wm)
 		r->out_byte = MAXALIGN(bytes + r->out_pos * WINDOW_DECODE_SLACK +
 							   (Size) MAXIMUM_ALIGNOF * t);
 	}
-	wm->nranges = nranges;
 	keythreads_parallel_for(wm->pool, merge_ranges, wm, nranges, 1);
 	window_check_tasks(wm);
 	keythreads_idle(wm->pool);
@@ -724,7 +722,6 @@ window_merge_start(SortRuns *runs, SortBatch *last, Size merge_memory)
 
 		in->run = &runs->pending[i];
 		in->file_key_bytes = run_file_key_words(runs, in->run) * sizeof(uint64);
-		in->rebuild = (in->file_key_bytes == 0);
 		in->chunk_size = chunk;
 		in->chunk = MemoryContextAllocHuge(cxt, chunk);
 		in->rec_cap = chunk / 64 + 2;
@@ -741,8 +738,7 @@ window_merge_start(SortRuns *runs, SortBatch *last, Size merge_memory)
 		in->mem_keys = last->sorted_keys;
 		in->mem_n = last->ntuples;
 		in->mem_window = Max(chunk / WINDOW_MEMORY_RECORD_BYTES, WINDOW_RANGE_MIN_RECORDS);
-		in->nrec = in->nkeyed = Min(in->mem_n, in->mem_window);
-		in->complete = (in->nrec == in->mem_n);
+		/* nrec and complete: set by the first window (input_drop_taken) */
 	}
 	runs->npending = 0;
 	return wm;
