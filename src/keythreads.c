@@ -13,8 +13,9 @@
  * (batch_load.c), the encode stage encodes fixed keys once the input has
  * ended (batch_encode.c), the CPU engine runs its radix sort's passes
  * (engine_cpu.c), resolve compares neighbouring keys (resolve.c, refine.c),
- * the gather builds the sorted tuple pointers (batch_sort.c), and runs
- * are written (the runs).  The pool knows none of them: it runs tasks, and
+ * the gather builds the sorted tuple pointers (batch_sort.c), runs are
+ * written (run_write.c), and the final merge reads and merges them
+ * (run_merge_window.c).  The pool knows none of them: it runs tasks, and
  * gives each thread a key builder of the sort's layout for the tasks that
  * build keys.  The threads run only code that never calls into PostgreSQL
  * (KeyTaskFn): they walk tuples with the same arithmetic as
@@ -496,6 +497,35 @@ void
 keythreads_wait_all(KeyThreadPool *pool)
 {
 	wait_for(pool, NULL);
+}
+
+/*
+ * Drop group's queued tasks and wait until no task runs, with no interrupt
+ * checked: for a reset callback of memory that group's tasks write into,
+ * which may run during an abort.  Running tasks give up at their next check
+ * only if the pool was stopped; ours are short.  Tasks dropped on an error
+ * (wait_for) are not counted out of their group, so this never waits for
+ * the group's count.
+ */
+void
+keythreads_forget_group(KeyThreadPool *pool, KeyTaskGroup *group)
+{
+	size_t		kept = 0;
+
+	pthread_mutex_lock(&pool->lock);
+	for (size_t i = 0; i < pool->count; i++)
+	{
+		KeyTask		task = pool->queue[(pool->head + i) % QUEUE_CAPACITY];
+
+		if (task.group == group)
+			group->pending--;
+		else
+			pool->queue[(pool->head + kept++) % QUEUE_CAPACITY] = task;
+	}
+	pool->count = kept;
+	while (pool->running > 0)
+		pthread_cond_wait(&pool->work_done, &pool->lock);
+	pthread_mutex_unlock(&pool->lock);
 }
 
 /*

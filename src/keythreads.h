@@ -48,6 +48,7 @@ extern void keythreads_submit(KeyThreadPool *pool, KeyTaskGroup *group,
 extern bool keythreads_group_done(KeyThreadPool *pool, KeyTaskGroup *group);
 extern void keythreads_wait(KeyThreadPool *pool, KeyTaskGroup *group);
 extern void keythreads_wait_all(KeyThreadPool *pool);
+extern void keythreads_forget_group(KeyThreadPool *pool, KeyTaskGroup *group);
 extern void keythreads_parallel_for(KeyThreadPool *pool, KeyTaskFn fn, void *arg,
 									size_t n, size_t grain);
 extern const char *keythreads_failure(KeyThreadPool *pool);

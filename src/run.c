@@ -123,7 +123,7 @@ runs_merge_passes(SortRuns *runs)
 int
 runs_merge_threads(SortRuns *runs)
 {
-	return runs->window ? window_merge_threads(runs->window) : 1;
+	return Max(runs->merge_threads, 1);
 }
 
 int64

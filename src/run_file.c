@@ -25,7 +25,8 @@
  * closed when the write ends or, after an error, when the sort's memory
  * goes (after its threads are joined).  If the file was removed meanwhile
  * (the transaction ended), the duplicate only keeps the removed file's
- * space until it is closed.
+ * space until it is closed.  The final merge's threads read the runs the
+ * same way (run_merge_window.c), the backend counting what they read.
  *
  *-------------------------------------------------------------------------
  */
@@ -114,13 +115,20 @@ run_file_reserve(RunFile *rf, Size len)
 	return start;
 }
 
+/* Count len bytes read by a thread, for EXPLAIN (BUFFERS), in the backend. */
+void
+run_file_note_read(Size len)
+{
+	pgBufferUsage.temp_blks_read += blocks_of(len);
+}
+
 /* Read exactly len bytes at offset; the file must hold them. */
 void
 run_file_read(RunFile *rf, off_t offset, void *buf, Size len)
 {
 	char	   *p = buf;
 
-	pgBufferUsage.temp_blks_read += blocks_of(len);
+	run_file_note_read(len);
 	while (len > 0)
 	{
 		Size		piece = Min(len, RUN_FILE_IO_MAX);
@@ -151,9 +159,9 @@ run_file_close(RunFile *rf)
 }
 
 /*
- * A descriptor of the file for a thread's pwrite(): a duplicate, counted
- * as an external descriptor of fd.c.  -1 if the backend may open no more
- * descriptors; the caller then writes from the backend.
+ * A descriptor of the file for a thread's pwrite() or pread(): a
+ * duplicate, counted as an external descriptor of fd.c.  -1 if the backend
+ * may open no more descriptors; the caller then does the I/O itself.
  */
 int
 run_file_thread_fd(RunFile *rf)
@@ -205,6 +213,33 @@ run_file_pwrite(int fd, off_t offset, const char *data, Size len)
 		data += written;
 		offset += written;
 		len -= written;
+	}
+	return 0;
+}
+
+/*
+ * Read exactly len bytes at offset with a thread's descriptor.  Calls
+ * nothing of PostgreSQL: returns 0, or the errno of the failure (EIO where
+ * the file ends first).  The backend counts the bytes (run_file_note_read).
+ */
+int
+run_file_pread(int fd, off_t offset, char *buf, Size len)
+{
+	while (len > 0)
+	{
+		ssize_t		got = pread(fd, buf, Min(len, RUN_FILE_IO_MAX), offset);
+
+		if (got < 0)
+		{
+			if (errno == EINTR)
+				continue;
+			return errno;
+		}
+		if (got == 0)
+			return EIO;
+		buf += got;
+		offset += got;
+		len -= got;
 	}
 	return 0;
 }

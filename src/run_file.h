@@ -22,11 +22,13 @@ extern void run_file_create(RunFile *rf);
 extern void run_file_append(RunFile *rf, const void *data, Size len);
 extern off_t run_file_reserve(RunFile *rf, Size len);
 extern void run_file_read(RunFile *rf, off_t offset, void *buf, Size len);
+extern void run_file_note_read(Size len);
 extern void run_file_close(RunFile *rf);
 
-/* a writer thread's own descriptor for the file; run_file.c's head says why */
+/* a thread's own descriptor for the file; run_file.c's head says why */
 extern int	run_file_thread_fd(RunFile *rf);
 extern void run_file_release_thread_fd(int fd);
 extern int	run_file_pwrite(int fd, off_t offset, const char *data, Size len);
+extern int	run_file_pread(int fd, off_t offset, char *buf, Size len);
 
 #endif							/* GPUSORT_RUN_FILE_H */

@@ -171,6 +171,8 @@ struct SortRuns
 
 	/* the final merge, on the fly: by the key threads, or in final */
 	WindowMerge *window;
+	int			merge_threads;	/* the window merge's, the backend's among
+								 * them; 0: none */
 	Merge		final;
 	bool		on_the_fly;
 	int64		emitted;		/* rows the final merge returned on the fly */
@@ -240,7 +242,6 @@ extern void runs_close_merge(SortRuns *runs);
 extern WindowMerge *window_merge_start(SortRuns *runs, SortBatch *last,
 									   Size merge_memory);
 extern MinimalTuple window_merge_next(SortRuns *runs, WindowMerge *wm);
-extern int	window_merge_threads(WindowMerge *wm);
 extern void window_merge_close(SortRuns *runs, WindowMerge *wm);
 
 #endif							/* GPUSORT_RUN_INTERNAL_H */

@@ -626,8 +626,14 @@ runs_start_merge(SortRuns *runs, SortBatch *last, Size merge_memory,
 			LogicalTapeWrite(runs->result, tuple, len);
 			LogicalTapeWrite(runs->result, &len, sizeof(len));
 		}
-		/* every input ran out, and its file went then */
+		/*
+		 * every input ran out, and its file went then; the window merge's
+		 * memory goes before the batch it is part of (sort.c frees it)
+		 */
 		m->ninputs = 0;
+		if (runs->window)
+			window_merge_close(runs, runs->window);
+		runs->window = NULL;
 		runs->result_n = count;
 		LogicalTapeFreeze(runs->result, NULL);
 		runs->tape_at = 0;
@@ -785,6 +791,7 @@ runs_close_merge(SortRuns *runs)
 {
 	if (runs->window)
 		window_merge_close(runs, runs->window);
+	runs->window = NULL;
 	for (int i = 0; i < runs->final.ninputs; i++)
 	{
 		if (runs->final.inputs[i].on_file)

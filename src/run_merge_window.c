@@ -11,35 +11,49 @@
  * half the speed of one held in memory.  Where the keys of all the runs
  * decide the order by themselves (an exact layout: integers, floats,
  * timestamps, and keys that need no comparator), this file merges instead
- * in the key threads, and the backend only reads the runs' files and
- * hands out tuples:
+ * in the key threads, and the backend only hands out tuples:
  *
- *	1. The backend fills each input's chunk from its run's files (fd.c, as
- *	   the serial merge reads them) and finds the records whole in it.
- *	   The batch held in memory is an input too, read in place.
- *	2. The key threads build the new records' keys again from their tuples
- *	   (or copy them from the file, for runs that carry them).
- *	3. The window: every record that precedes the last record in the chunk
+ *	1. Fill: a task per input moves the records the last window left to
+ *	   the front of its chunk, reads its run on into the chunk (pread() on
+ *	   a descriptor of its own, run_file.c), finds the records whole in it
+ *	   and builds their keys again from their tuples (or copies them from
+ *	   the file, for runs that carry them).  The batch held in memory is an
+ *	   input too, read in place.  What a task cannot do is left to the
+ *	   backend, which does it as the serial merge does: the next file of a
+ *	   run, a record larger than the chunk, a tuple the threads cannot
+ *	   encode, a read without a descriptor to spare.
+ *	2. The window: every record that precedes the last record in the chunk
  *	   of an input not read to its end.  Records are ordered by (key, input,
  *	   position), as the serial merge orders them, so the output is the same
  *	   and no record not read yet can come before the window's last one.
- *	4. The window is split into ranges at records of its largest input
- *	   (splitters), each input cut by a binary search, and each key thread
- *	   merges a range with a tree of losers, copying its tuples, decoded,
- *	   into the window's output at places computed beforehand from the
- *	   records' lengths.  Tuples of the batch in memory are not copied.
- *	5. The backend returns the window's tuples in order, then keeps the
- *	   records the window left in each chunk (their keys built already) and
- *	   reads on.
+ *	3. Merge: the window is split into ranges at records of its largest
+ *	   input (splitters), each input cut by a binary search, and each key
+ *	   thread merges a range with a tree of losers, copying its tuples,
+ *	   decoded, into the window's output at places computed beforehand
+ *	   from the records' lengths.  Tuples of the batch in memory are not
+ *	   copied.
+ *	4. The backend returns the window's tuples in order.
  *
- * The pool is counted among the server's busy sorts only while it merges a
- * window (keythreads_idle after each), so that a cursor returning rows
- * slowly does not take a share of the CPUs.  Memory: the chunks take a
- * quarter of the merge memory (WINDOW_MEMORY_SHARES); the records'
- * offsets and keys take up to about as much again, and the window's output
- * (decoded tuples and their pointers) up to about twice as much, for the
- * smallest records.  A record larger than its chunk grows the chunk, as
- * the serial merge's does.
+ * The windows are a pipeline of two: while the backend returns one
+ * window's tuples from one output, the threads fill the inputs and merge
+ * the next window into the other output.  The backend looks every
+ * WINDOW_POLL_TUPLES tuples whether the fill is done, and then plans the
+ * merge (step 2, binary searches only), so that it waits only where the
+ * threads are slower than the rows go out.  A window's output is written
+ * only once a tuple of the other has gone out, so the tuple the caller
+ * holds is never overwritten.
+ *
+ * The pool is counted among the server's busy sorts only while it works
+ * (keythreads_idle once a window is merged), so that a cursor returning
+ * rows slowly does not take a share of the CPUs.  The merge's memory is a
+ * child of the pool's, and its reset drops the tasks still queued and waits
+ * for those running before the chunks and outputs they write go: an error
+ * may end the sort while the threads fill or merge.  Memory: the chunks
+ * take a sixth of the merge memory (WINDOW_MEMORY_SHARES); the records'
+ * offsets and keys take up to about as much again, and each of the two
+ * outputs (decoded tuples and their pointers) up to about twice as much,
+ * for the smallest records.  A record larger than its chunk grows the
+ * chunk, as the serial merge's does.
  *
  *-------------------------------------------------------------------------
  */
@@ -51,6 +65,7 @@
 #include "batch.h"
 #include "cpu_radix.h"
 #include "keythreads.h"
+#include "run_file.h"
 #include "run_format.h"
 #include "run_internal.h"
 
@@ -58,8 +73,8 @@
 #define WINDOW_CHUNK_MIN	((Size) 4 * BLCKSZ)
 #define WINDOW_CHUNK_MAX	((Size) 8 * 1024 * 1024)
 
-/* the merge memory per chunk: the chunk's share, and its records' */
-#define WINDOW_MEMORY_SHARES	4
+/* the merge memory per chunk: the chunk's share, its records', two outputs' */
+#define WINDOW_MEMORY_SHARES	6
 
 /* the batch in memory gives a window a record per this many chunk bytes */
 #define WINDOW_MEMORY_RECORD_BYTES	32
@@ -67,8 +82,11 @@
 /* records of a window per range, at least: fewer go to fewer ranges */
 #define WINDOW_RANGE_MIN_RECORDS	4096
 
-/* records whose keys one task builds */
+/* records whose keys one task of the backend's fill builds */
 #define WINDOW_KEY_SLICE	16384
+
+/* tuples returned between looks at the threads' progress (a power of 2) */
+#define WINDOW_POLL_TUPLES	4096
 
 /*
  * Bytes a decoded tuple may take in the output beyond its record's bytes
@@ -79,7 +97,8 @@
 
 typedef struct WindowInput
 {
-	SortedRun  *run;			/* NULL: the batch held in memory */
+	SortedRun  *run;			/* NULL: the batch held in memory; tasks
+								 * only compare it with NULL */
 
 	/* a run: its files, read into chunk */
 	int			file_index;		/* the file being read */
@@ -87,6 +106,11 @@ typedef struct WindowInput
 	bool		all_read;		/* every byte of the run is in the chunk */
 	int			file_key_bytes; /* key bytes each record holds in the file;
 								 * 0: keys built again from the tuples */
+	int			thread_fd;		/* the fill task's descriptor of the file,
+								 * or -1: the backend reads */
+	off_t		file_size;		/* the file's, for the fill task */
+	Size		thread_read;	/* bytes the task read, to be counted */
+	int			read_errno;		/* the task's read failed */
 	char	   *chunk;
 	Size		chunk_size;
 	Size		chunk_end;		/* bytes in the chunk */
@@ -108,7 +132,7 @@ typedef struct WindowInput
 	size_t		take;			/* records the window takes */
 } WindowInput;
 
-/* one task's keys to build: records [from, to) of input */
+/* one slice of the keys the backend's fill builds: records [from, to) */
 typedef struct KeySlice
 {
 	WindowInput *input;
@@ -128,6 +152,26 @@ typedef struct WindowRange
 	size_t	   *pos;			/* per input: next record */
 } WindowRange;
 
+/* a window's tuples in order: the decoded ones in buf */
+typedef struct WindowOutput
+{
+	MinimalTuple *tuples;
+	size_t		cap;
+	char	   *buf;
+	Size		buf_size;
+	size_t		n;
+} WindowOutput;
+
+/* where the next window is */
+typedef enum WindowStage
+{
+	WINDOW_NONE,				/* not started */
+	WINDOW_FILLING,				/* the inputs are being filled */
+	WINDOW_MERGING,				/* its ranges are being merged */
+	WINDOW_MERGED,				/* ready to go out */
+	WINDOW_END					/* there is none: the merge is done */
+} WindowStage;
+
 struct WindowMerge
 {
 	MemoryContext cxt;
@@ -142,14 +186,14 @@ struct WindowMerge
 	int			maxslices;
 	int			nslices;
 
-	/* the window being returned */
-	MinimalTuple *out;
-	size_t		out_cap;
-	char	   *out_buf;
-	Size		out_buf_size;
-	size_t		nout;
-	size_t		next;
-	bool		done;
+	WindowStage stage;
+	KeyTaskGroup *fill_group;
+	KeyTaskGroup *merge_group;
+	MemoryContextCallback forget;
+	WindowOutput outputs[2];
+	WindowOutput *merging;		/* the one the next window goes into */
+	WindowOutput *returning;	/* the one whose tuples go out */
+	size_t		next;			/* its next tuple */
 };
 
 /* the key of input in's record i */
@@ -207,10 +251,33 @@ count_before(const WindowMerge *wm, int j, size_t n,
 }
 
 /*
- * Build the keys of a slice's records from their tuples, or copy them
- * from the file.  A tuple the thread cannot encode (it lacks some key
- * columns) fails the slice, and the backend encodes the slice again.
+ * Build the key of in's record i from its tuple, or copy it from the file.
+ * False if the tuple cannot be encoded here (it lacks some key columns):
+ * the backend's encoder must.  Calls nothing of PostgreSQL.
  */
+static inline bool
+record_key(const WindowMerge *wm, WindowInput *in, size_t i)
+{
+	const char *record = in->chunk + in->rec_off[i] + RUN_RECORD_LENGTH_BYTES;
+	uint64	   *key = in->keys + i * wm->key_words;
+	MinimalTuple tuple;
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+	bool		null_seen[INDEX_MAX_KEYS];
+
+	if (in->file_key_bytes > 0)
+	{
+		memcpy(key, record, in->file_key_bytes);
+		return true;
+	}
+	/* the record's tuple without its length and padding, which the encoders do not read */
+	tuple = (MinimalTuple) (record - MINIMAL_TUPLE_DATA_OFFSET);
+	return key_encode_words(wm->layout, tuple, key) ||
+		key_encode_record((KeyLayout *) wm->layout, tuple, values,
+						  isnull, null_seen, key) == KEY_ENCODED;
+}
+
+/* a task: the keys of the backend's slices [from, to) */
 static bool
 build_slice_keys(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 {
@@ -219,35 +286,9 @@ build_slice_keys(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 	for (size_t s = from; s < to; s++)
 	{
 		KeySlice   *sl = &wm->slices[s];
-		WindowInput *in = sl->input;
-		Datum		values[INDEX_MAX_KEYS];
-		bool		isnull[INDEX_MAX_KEYS];
-		bool		null_seen[INDEX_MAX_KEYS];
 
 		for (size_t i = sl->from; i < sl->to && !sl->failed; i++)
-		{
-			const char *record = in->chunk + in->rec_off[i] + RUN_RECORD_LENGTH_BYTES;
-			uint64	   *key = in->keys + i * wm->key_words;
-
-			if (in->file_key_bytes > 0)
-			{
-				memcpy(key, record, in->file_key_bytes);
-				continue;
-			}
-
-			/*
-			 * The record's tuple without its length and padding, which
-			 * the encoders do not read
-			 */
-			{
-				MinimalTuple tuple = (MinimalTuple) (record - MINIMAL_TUPLE_DATA_OFFSET);
-
-				if (!key_encode_words(wm->layout, tuple, key) &&
-					key_encode_record((KeyLayout *) wm->layout, tuple, values,
-									  isnull, null_seen, key) != KEY_ENCODED)
-					sl->failed = true;
-			}
-		}
+			sl->failed = !record_key(wm, sl->input, i);
 		if (key_build_stopped(ctx))
 			return false;
 	}
@@ -276,14 +317,14 @@ range_wins(void *arg, int a, int b)
 					  wm->key_words);
 }
 
-/* Merge range r of the window into its place in the output. */
+/* Merge range r of the window into its place in the merging output. */
 static void
 merge_range(WindowMerge *wm, WindowRange *r)
 {
 	int			n = wm->ninputs;
 	size_t		count = 0;
-	char	   *dest = wm->out_buf + r->out_byte;
-	MinimalTuple *out = wm->out + r->out_pos;
+	char	   *dest = wm->merging->buf + r->out_byte;
+	MinimalTuple *out = wm->merging->tuples + r->out_pos;
 	int			winner;
 
 	for (int j = 0; j < n; j++)
@@ -341,6 +382,7 @@ merge_range(WindowMerge *wm, WindowRange *r)
 	}
 }
 
+/* a task: ranges [from, to) */
 static bool
 merge_ranges(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 {
@@ -352,11 +394,12 @@ merge_ranges(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 }
 
 /*
- * Find the records whole in in's chunk from its first not parsed yet, and
- * make room for their offsets and keys.
+ * Find the records whole in in's chunk from its first not parsed yet, as
+ * many as its arrays hold.  True if it found them all.  Calls nothing of
+ * PostgreSQL.
  */
-static void
-input_parse(WindowMerge *wm, WindowInput *in)
+static bool
+input_parse_some(WindowInput *in)
 {
 	Size		p = in->rec_off[in->nrec];
 
@@ -365,26 +408,38 @@ input_parse(WindowMerge *wm, WindowInput *in)
 		uint32		len;
 
 		if (in->chunk_end - p < RUN_RECORD_LENGTH_BYTES)
-			break;
+			return true;
 		len = run_record_length(in->chunk + p);
 		if (in->chunk_end - p < RUN_RECORD_LENGTH_BYTES + len)
-			break;
+			return true;
 		if (in->nrec + 1 >= in->rec_cap)
-		{
-			in->rec_cap *= 2;
-			in->rec_off = repalloc(in->rec_off, sizeof(Size) * in->rec_cap);
-			in->keys = repalloc(in->keys, sizeof(uint64) * wm->key_words * in->rec_cap);
-		}
+			return false;
 		p += RUN_RECORD_LENGTH_BYTES + len;
 		in->rec_off[++in->nrec] = p;
+	}
+}
+
+/*
+ * Find every record whole in in's chunk, making room for their offsets and
+ * keys.
+ */
+static void
+input_parse(WindowMerge *wm, WindowInput *in)
+{
+	while (!input_parse_some(in))
+	{
+		in->rec_cap *= 2;
+		in->rec_off = repalloc(in->rec_off, sizeof(Size) * in->rec_cap);
+		in->keys = repalloc(in->keys, sizeof(uint64) * wm->key_words * in->rec_cap);
 	}
 	in->complete = in->all_read;
 }
 
 /*
  * Read in's run into the room left in its chunk, from the run's next file
- * where one ends; a file read to its end goes at once.  A record larger
- * than the chunk grows it.
+ * where one ends; a file read to its end goes at once (its descriptor for
+ * the fill task too).  A record larger than the chunk grows it.  The
+ * backend's part of the fill: what the task left.
  */
 static void
 input_fill(SortRuns *runs, WindowMerge *wm, WindowInput *in)
@@ -395,17 +450,11 @@ input_fill(SortRuns *runs, WindowMerge *wm, WindowInput *in)
 		RunFile    *file = &run->files[in->file_index];
 		Size		more;
 
-		if (in->chunk_end == in->chunk_size)
-		{
-			/* full: grow it only if no record is whole in it */
-			input_parse(wm, in);
-			if (in->nrec > 0)
-				return;
-			in->chunk_size *= 2;
-			in->chunk = repalloc_huge(in->chunk, in->chunk_size);
-		}
 		if (in->read_pos == file->size)
 		{
+			run_file_release_thread_fd(in->thread_fd);
+			in->thread_fd = -1;
+			runs_close_run_file(runs, file);
 			if (in->file_index + 1 >= run->nfiles)
 			{
 				in->all_read = true;
@@ -415,16 +464,19 @@ input_fill(SortRuns *runs, WindowMerge *wm, WindowInput *in)
 			in->read_pos = 0;
 			continue;
 		}
+		if (in->chunk_end == in->chunk_size)
+		{
+			/* full: grow it only if no record is whole in it */
+			input_parse(wm, in);
+			if (in->nrec > 0)
+				return;
+			in->chunk_size *= 2;
+			in->chunk = repalloc_huge(in->chunk, in->chunk_size);
+		}
 		more = Min(in->chunk_size - in->chunk_end, (Size) (file->size - in->read_pos));
 		run_file_read(file, in->read_pos, in->chunk + in->chunk_end, more);
 		in->read_pos += more;
 		in->chunk_end += more;
-		if (in->read_pos == file->size)
-		{
-			runs_close_run_file(runs, file);
-			if (in->file_index + 1 >= run->nfiles)
-				in->all_read = true;
-		}
 	}
 	input_parse(wm, in);
 	if (in->all_read && in->chunk_end != in->rec_off[in->nrec])
@@ -435,7 +487,7 @@ input_fill(SortRuns *runs, WindowMerge *wm, WindowInput *in)
 
 /*
  * Drop the records of in that the last window took: the rest move to the
- * front of its chunk, with their keys.
+ * front of its chunk, with their keys.  Calls nothing of PostgreSQL.
  */
 static void
 input_drop_taken(WindowMerge *wm, WindowInput *in)
@@ -465,7 +517,47 @@ input_drop_taken(WindowMerge *wm, WindowInput *in)
 	in->take = 0;
 }
 
-/* Grow an array of the window to hold n entries of size bytes. */
+/*
+ * A task: fill inputs [from, to) for the next window, as far as a thread
+ * can (the file header's step 1); input_fill and the backend's keys do the
+ * rest.
+ */
+static bool
+fill_inputs(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+{
+	WindowMerge *wm = arg;
+
+	for (size_t j = from; j < to; j++)
+	{
+		WindowInput *in = &wm->inputs[j];
+
+		input_drop_taken(wm, in);
+		if (in->run == NULL)
+			continue;
+		if (in->thread_fd >= 0 && in->read_pos < in->file_size &&
+			in->chunk_end < in->chunk_size)
+		{
+			Size		more = Min(in->chunk_size - in->chunk_end,
+								   (Size) (in->file_size - in->read_pos));
+
+			in->read_errno = run_file_pread(in->thread_fd, in->read_pos,
+											in->chunk + in->chunk_end, more);
+			if (in->read_errno != 0)
+				continue;
+			in->read_pos += more;
+			in->chunk_end += more;
+			in->thread_read += more;
+		}
+		(void) input_parse_some(in);
+		while (in->nkeyed < in->nrec && record_key(wm, in, in->nkeyed))
+			in->nkeyed++;
+		if (key_build_stopped(ctx))
+			return false;
+	}
+	return true;
+}
+
+/* Grow an array of an output to hold n entries of size bytes. */
 static void *
 window_array(void *array, size_t *cap, size_t n, Size size)
 {
@@ -491,28 +583,51 @@ window_check_tasks(WindowMerge *wm)
 		elog(ERROR, "gpusort: the key threads could not merge the runs: %s", failure);
 }
 
-/* Read on, build the keys, and merge the next window; false at the end. */
-static bool
-window_next(SortRuns *runs, WindowMerge *wm)
+/* Hand the fill of the next window to the threads. */
+static void
+window_fill_start(SortRuns *runs, WindowMerge *wm)
 {
-	MemoryContext oldcxt = MemoryContextSwitchTo(wm->cxt);
-	const uint64 *bound_key = NULL;
-	int			bound_input = -1;
-	size_t		bound_pos = 0;
-	size_t		total = 0;
-	Size		total_bytes = 0;
-	int			largest = 0;
-	int			nranges;
+	for (int j = 0; j < wm->ninputs; j++)
+	{
+		WindowInput *in = &wm->inputs[j];
 
-	/* 1. read on; 2. build the new records' keys */
+		if (in->run == NULL || in->all_read || in->thread_fd >= 0)
+			continue;
+		/* -1 where no descriptor is to spare: the backend reads then */
+		in->thread_fd = run_file_thread_fd(&in->run->files[in->file_index]);
+		in->file_size = in->run->files[in->file_index].size;
+	}
+	for (int j = 0; j < wm->ninputs; j++)
+		keythreads_submit(wm->pool, wm->fill_group, fill_inputs, wm, j, j + 1);
+	wm->stage = WINDOW_FILLING;
+}
+
+/*
+ * Wait for the fill and finish it in the backend: count what the threads
+ * read, read what they could not, and build the keys they could not.
+ */
+static void
+window_fill_finish(SortRuns *runs, WindowMerge *wm)
+{
+	keythreads_wait(wm->pool, wm->fill_group);
+	window_check_tasks(wm);
+
 	wm->nslices = 0;
 	for (int j = 0; j < wm->ninputs; j++)
 	{
 		WindowInput *in = &wm->inputs[j];
 
-		input_drop_taken(wm, in);
 		if (in->run == NULL)
 			continue;
+		run_file_note_read(in->thread_read);
+		in->thread_read = 0;
+		if (in->read_errno != 0)
+		{
+			errno = in->read_errno;
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not read from temporary file: %m")));
+		}
 		input_fill(runs, wm, in);
 		for (size_t from = in->nkeyed; from < in->nrec; from += WINDOW_KEY_SLICE)
 		{
@@ -531,8 +646,10 @@ window_next(SortRuns *runs, WindowMerge *wm)
 		}
 	}
 	if (wm->nslices > 0)
+	{
 		keythreads_parallel_for(wm->pool, build_slice_keys, wm, wm->nslices, 1);
-	window_check_tasks(wm);
+		window_check_tasks(wm);
+	}
 	for (int s = 0; s < wm->nslices; s++)
 	{
 		KeySlice   *sl = &wm->slices[s];
@@ -557,8 +674,26 @@ window_next(SortRuns *runs, WindowMerge *wm)
 	}
 	for (int j = 0; j < wm->ninputs; j++)
 		wm->inputs[j].nkeyed = wm->inputs[j].nrec;
+}
 
-	/* 3. the window: up to the first of the inputs' last records at hand */
+/*
+ * Plan the next window (the file header's step 2) and hand its ranges to
+ * the threads to merge into the output not going out.  False if there is
+ * no record left: the merge is done.
+ */
+static bool
+window_merge_start_ranges(WindowMerge *wm)
+{
+	WindowOutput *out = wm->merging;
+	const uint64 *bound_key = NULL;
+	int			bound_input = -1;
+	size_t		bound_pos = 0;
+	size_t		total = 0;
+	Size		total_bytes = 0;
+	int			largest = 0;
+	int			nranges;
+
+	/* up to the first of the inputs' last records at hand */
 	for (int j = 0; j < wm->ninputs; j++)
 	{
 		WindowInput *in = &wm->inputs[j];
@@ -580,9 +715,7 @@ window_next(SortRuns *runs, WindowMerge *wm)
 	{
 		WindowInput *in = &wm->inputs[j];
 
-		if (bound_input < 0)
-			in->take = in->nrec;
-		else if (j == bound_input)
+		if (bound_input < 0 || j == bound_input)
 			in->take = in->nrec;
 		else
 			in->take = count_before(wm, j, in->nrec, bound_key, bound_input, bound_pos + 1);
@@ -592,18 +725,16 @@ window_next(SortRuns *runs, WindowMerge *wm)
 			largest = j;
 	}
 	if (total == 0)
-	{
-		MemoryContextSwitchTo(oldcxt);
 		return false;
-	}
 
-	/* 4. ranges cut at records of the largest input, merged by the threads */
+	/* ranges cut at records of the largest input */
 	nranges = (int) Min((size_t) wm->maxranges,
 						Max(total / WINDOW_RANGE_MIN_RECORDS, (size_t) 1));
-	wm->out = window_array(wm->out, &wm->out_cap, total, sizeof(MinimalTuple));
-	wm->out_buf = window_array(wm->out_buf, &wm->out_buf_size,
-							   total_bytes + total * WINDOW_DECODE_SLACK +
-							   (Size) MAXIMUM_ALIGNOF * (nranges + 1), 1);
+	out->tuples = window_array(out->tuples, &out->cap, total, sizeof(MinimalTuple));
+	out->buf = window_array(out->buf, &out->buf_size,
+							total_bytes + total * WINDOW_DECODE_SLACK +
+							(Size) MAXIMUM_ALIGNOF * (nranges + 1), 1);
+	out->n = total;
 	for (int t = 0; t < nranges; t++)
 	{
 		WindowRange *r = &wm->ranges[t];
@@ -635,14 +766,59 @@ window_next(SortRuns *runs, WindowMerge *wm)
 		r->out_byte = MAXALIGN(bytes + r->out_pos * WINDOW_DECODE_SLACK +
 							   (Size) MAXIMUM_ALIGNOF * t);
 	}
-	keythreads_parallel_for(wm->pool, merge_ranges, wm, nranges, 1);
-	window_check_tasks(wm);
-	keythreads_idle(wm->pool);
-
-	wm->nout = total;
-	wm->next = 0;
-	MemoryContextSwitchTo(oldcxt);
+	for (int t = 0; t < nranges; t++)
+		keythreads_submit(wm->pool, wm->merge_group, merge_ranges, wm, t, t + 1);
 	return true;
+}
+
+/*
+ * Move the next window on as far as the threads have got: plan its merge
+ * once its fill is done, and note it merged.  With wait, until it is merged
+ * or there is none.
+ */
+static void
+window_advance(SortRuns *runs, WindowMerge *wm, bool wait)
+{
+	MemoryContext oldcxt;
+
+	if (wm->stage == WINDOW_NONE && wait)
+		window_fill_start(runs, wm);
+	if (wm->stage == WINDOW_FILLING)
+	{
+		if (!wait && !keythreads_group_done(wm->pool, wm->fill_group))
+			return;
+		oldcxt = MemoryContextSwitchTo(wm->cxt);
+		window_fill_finish(runs, wm);
+		wm->stage = window_merge_start_ranges(wm) ? WINDOW_MERGING : WINDOW_END;
+		MemoryContextSwitchTo(oldcxt);
+	}
+	if (wm->stage == WINDOW_MERGING)
+	{
+		if (!wait && !keythreads_group_done(wm->pool, wm->merge_group))
+			return;
+		keythreads_wait(wm->pool, wm->merge_group);
+		window_check_tasks(wm);
+		keythreads_idle(wm->pool);
+		wm->stage = WINDOW_MERGED;
+	}
+}
+
+/*
+ * The merge's memory goes: no task may run on.  Also at an error, before
+ * the pool is stopped (its memory is the parent).
+ */
+static void
+window_forget(void *arg)
+{
+	WindowMerge *wm = arg;
+
+	keythreads_forget_group(wm->pool, wm->fill_group);
+	keythreads_forget_group(wm->pool, wm->merge_group);
+	for (int j = 0; j < wm->ninputs; j++)
+	{
+		run_file_release_thread_fd(wm->inputs[j].thread_fd);
+		wm->inputs[j].thread_fd = -1;
+	}
 }
 
 /*
@@ -695,7 +871,8 @@ window_merge_start(SortRuns *runs, SortBatch *last, Size merge_memory)
 		keythreads_failure(last->pool) != NULL)
 		return NULL;
 
-	cxt = AllocSetContextCreate(runs->cxt, "GpuSort window merge",
+	/* under the pool's memory: see window_forget */
+	cxt = AllocSetContextCreate(last->threadcxt, "GpuSort window merge",
 								ALLOCSET_DEFAULT_SIZES);
 	wm = MemoryContextAllocZero(cxt, sizeof(WindowMerge));
 	wm->cxt = cxt;
@@ -715,6 +892,16 @@ window_merge_start(SortRuns *runs, SortBatch *last, Size merge_memory)
 	}
 	wm->maxslices = 64;
 	wm->slices = MemoryContextAlloc(cxt, sizeof(KeySlice) * wm->maxslices);
+	wm->fill_group = MemoryContextAllocZero(cxt, sizeof(KeyTaskGroup));
+	wm->merge_group = MemoryContextAllocZero(cxt, sizeof(KeyTaskGroup));
+	wm->merging = &wm->outputs[0];
+	wm->returning = &wm->outputs[1];
+
+	for (int i = 0; i < n; i++)
+		wm->inputs[i].thread_fd = -1;
+	wm->forget.func = window_forget;
+	wm->forget.arg = wm;
+	MemoryContextRegisterResetCallback(cxt, &wm->forget);
 
 	for (int i = 0; i < nfile; i++)
 	{
@@ -738,9 +925,10 @@ window_merge_start(SortRuns *runs, SortBatch *last, Size merge_memory)
 		in->mem_keys = last->sorted_keys;
 		in->mem_n = last->ntuples;
 		in->mem_window = Max(chunk / WINDOW_MEMORY_RECORD_BYTES, WINDOW_RANGE_MIN_RECORDS);
-		/* nrec and complete: set by the first window (input_drop_taken) */
+		/* nrec and complete: set by the first window's fill (input_drop_taken) */
 	}
 	runs->npending = 0;
+	runs->merge_threads = wm->maxranges;
 	return wm;
 }
 
@@ -748,25 +936,28 @@ window_merge_start(SortRuns *runs, SortBatch *last, Size merge_memory)
 MinimalTuple
 window_merge_next(SortRuns *runs, WindowMerge *wm)
 {
-	while (wm->next == wm->nout)
+	WindowOutput *out = wm->returning;
+
+	if (wm->next < out->n)
 	{
-		if (wm->done || !window_next(runs, wm))
-		{
-			wm->done = true;
-			return NULL;
-		}
+		/* now and then, plan the next window's merge once its fill is done */
+		if ((wm->next & (WINDOW_POLL_TUPLES - 1)) == 0 && wm->next > 0)
+			window_advance(runs, wm, false);
+		return out->tuples[wm->next++];
 	}
-	return wm->out[wm->next++];
+
+	/* this window is out: the next, once merged, and the fill of the one after */
+	window_advance(runs, wm, true);
+	if (wm->stage != WINDOW_MERGED)
+		return NULL;
+	wm->returning = wm->merging;
+	wm->merging = out;
+	wm->next = 0;
+	window_fill_start(runs, wm);
+	return wm->returning->tuples[wm->next++];
 }
 
-/* threads that merge the windows, the backend among them */
-int
-window_merge_threads(WindowMerge *wm)
-{
-	return wm->maxranges;
-}
-
-/* Close the files of the runs not read to their end. */
+/* Close the files of the runs not read to their end; free the merge. */
 void
 window_merge_close(SortRuns *runs, WindowMerge *wm)
 {
@@ -775,5 +966,5 @@ window_merge_close(SortRuns *runs, WindowMerge *wm)
 		if (wm->inputs[j].run)
 			runs_close_run(runs, wm->inputs[j].run);
 	}
-	wm->ninputs = 0;
+	MemoryContextDelete(wm->cxt);
 }
