@@ -140,6 +140,15 @@ INSERT INTO gs_wm SELECT g, hashint4(g), g % 10 FROM generate_series(100001, 200
 SELECT * FROM analyze_lines('SELECT * FROM gs_wm ORDER BY z, k', 'Merge Threads');
 SELECT gs_check('SELECT z, k, id FROM (SELECT * FROM gs_wm ORDER BY z, k OFFSET 0) s', 2);
 DROP TABLE gs_wm;
+-- sixteen runs at 2MB: a merge pass merges them into one run of many
+-- files, which the window merge reads across, file after file
+SET gpusort.max_memory = '2MB';
+SET gpusort.write_behind = off;
+SELECT * FROM analyze_lines('SELECT k, id, s FROM gs_fb WHERE id <= 190000 ORDER BY k, id',
+                            'Runs Written:|Merge');
+SELECT gs_check('SELECT k, id, s FROM gs_fb WHERE id <= 190000 ORDER BY k, id', 2);
+RESET gpusort.write_behind;
+SET gpusort.max_memory = '8MB';
 SELECT cursor_log('SELECT k, id FROM gs_fb ORDER BY k, id',
                   ARRAY['FETCH 3', 'FETCH BACKWARD 2', 'FETCH LAST', 'FETCH BACKWARD 3', 'FETCH ABSOLUTE 150000',
                          'MOVE RELATIVE -10', 'FETCH 2', 'FETCH ABSOLUTE 1', 'FETCH PRIOR', 'FETCH NEXT']) AS window_merged;
