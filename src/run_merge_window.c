@@ -270,7 +270,11 @@ record_key(const WindowMerge *wm, WindowInput *in, size_t i)
 		memcpy(key, record, in->file_key_bytes);
 		return true;
 	}
-	/* the record's tuple without its length and padding, which the encoders do not read */
+
+	/*
+	 * The record's tuple without its length and padding, which the
+	 * encoders do not read
+	 */
 	tuple = (MinimalTuple) (record - MINIMAL_TUPLE_DATA_OFFSET);
 	return key_encode_words(wm->layout, tuple, key) ||
 		key_encode_record((KeyLayout *) wm->layout, tuple, values,
