@@ -242,6 +242,6 @@ extern void runs_close_merge(SortRuns *runs);
 extern WindowMerge *window_merge_start(SortRuns *runs, SortBatch *last,
 									   Size merge_memory);
 extern MinimalTuple window_merge_next(SortRuns *runs, WindowMerge *wm);
-extern void window_merge_close(SortRuns *runs, WindowMerge *wm);
+extern void window_merge_close(SortRuns *runs);
 
 #endif							/* GPUSORT_RUN_INTERNAL_H */

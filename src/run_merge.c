@@ -631,9 +631,7 @@ runs_start_merge(SortRuns *runs, SortBatch *last, Size merge_memory,
 		 * memory goes before the batch it is part of (sort.c frees it)
 		 */
 		m->ninputs = 0;
-		if (runs->window)
-			window_merge_close(runs, runs->window);
-		runs->window = NULL;
+		window_merge_close(runs);
 		runs->result_n = count;
 		LogicalTapeFreeze(runs->result, NULL);
 		runs->tape_at = 0;
@@ -789,9 +787,7 @@ runs_rewind(SortRuns *runs)
 void
 runs_close_merge(SortRuns *runs)
 {
-	if (runs->window)
-		window_merge_close(runs, runs->window);
-	runs->window = NULL;
+	window_merge_close(runs);
 	for (int i = 0; i < runs->final.ninputs; i++)
 	{
 		if (runs->final.inputs[i].on_file)

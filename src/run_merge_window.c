@@ -961,14 +961,22 @@ window_merge_next(SortRuns *runs, WindowMerge *wm)
 	return wm->returning->tuples[wm->next++];
 }
 
-/* Close the files of the runs not read to their end; free the merge. */
+/*
+ * End the runs' window merge, if any: close the files of the runs not read
+ * to their end, and free the merge.
+ */
 void
-window_merge_close(SortRuns *runs, WindowMerge *wm)
+window_merge_close(SortRuns *runs)
 {
+	WindowMerge *wm = runs->window;
+
+	if (wm == NULL)
+		return;
 	for (int j = 0; j < wm->ninputs; j++)
 	{
 		if (wm->inputs[j].run)
 			runs_close_run(runs, wm->inputs[j].run);
 	}
 	MemoryContextDelete(wm->cxt);
+	runs->window = NULL;
 }
