@@ -8,8 +8,9 @@
 --   nothing stays reserved between sorts;
 -- * gpusort_stat counts each sort once, by the engine that ordered it, with
 --   its rows; a sort forced to the GPU where the service has none counts a
---   fallback and says why in EXPLAIN ANALYZE; between sorts no staging
---   slot is in use and no sort memory is held against the server's budget
+--   fallback and says why in EXPLAIN ANALYZE; a build without CUDA
+--   reserves no staging, and between sorts no staging slot is in use
+--   and no sort memory is held against the server's budget
 --   (gpusort.server_memory, whose value it shows);
 -- * a sort split by key range (gpusort.gpu_split_parts) comes out as the
 --   unsplit one;
@@ -34,6 +35,9 @@ SELECT count(*) FILTER (WHERE memory_budget > memory_total) AS over_budget,
 SELECT what, detail FROM gpusort_stat ORDER BY what, detail;
 SELECT detail, value FROM gpusort_stat
  WHERE what = 'now' AND detail NOT IN ('staging slots', 'sort memory limit') ORDER BY detail;
+-- staging: at least 4 slots in a build with CUDA, none in one without
+SELECT (value = 0) = (build = 'CPU-only') AND (value = 0 OR value >= 4) AS staging_fits_build
+  FROM gpusort_stat, gpusort_info() WHERE what = 'now' AND detail = 'staging slots';
 -- the server's budget for sorts: half the machine's memory by default
 SELECT value > 0 AS server_budget FROM gpusort_stat WHERE detail = 'sort memory limit';
 

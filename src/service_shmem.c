@@ -6,8 +6,8 @@
  *	  the view of the service's GPUs.
  *
  * All of it exists only when gpusort is in shared_preload_libraries: the
- * postmaster reserves the memory (request table, staging slots) and
- * registers the worker; loaded any other way, gpusort_service stays NULL,
+ * postmaster reserves the memory (request table, staging slots, none in a
+ * build without CUDA) and registers the worker; loaded any other way, gpusort_service stays NULL,
  * no sort reaches a GPU, and the view shows no device.  The extension's
  * other shared memory (shmem.c) and the counters of gpusort_stat (stat.c)
  * are apart.  Nothing here touches CUDA.
@@ -42,11 +42,20 @@ service_request_count(void)
 	return MaxBackends + 8;
 }
 
+/*
+ * A build without CUDA has no GPU to stage keys for: it reserves no slots,
+ * whatever gpusort.service_staging says, and its service has no device, so
+ * no backend ever asks for one.
+ */
 static int
 service_slot_count(void)
 {
+#ifdef GPUSORT_USE_CUDA
 	return Max(SERVICE_MIN_SLOTS,
 			   (int) (((Size) gpusort_service_staging_kb * 1024) / SERVICE_SLOT_BYTES));
+#else
+	return 0;
+#endif
 }
 
 static Size

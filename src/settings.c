@@ -187,7 +187,8 @@ settings_init(void)
 		DefineCustomIntVariable("gpusort.service_staging",
 								"Shared memory through which backends and the GPU service "
 								"exchange keys and results.",
-								"Reserved at server start, in slots of 1 MB; at least 4 slots.",
+								"Reserved at server start, in slots of 1 MB; at least 4 slots; "
+								"none in a build without CUDA.",
 								&gpusort_service_staging_kb,
 								64 * 1024, 4 * 1024, 16 * 1024 * 1024,
 								PGC_POSTMASTER, GUC_UNIT_KB,
