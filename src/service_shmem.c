@@ -7,10 +7,10 @@
  *
  * All of it exists only when gpusort is in shared_preload_libraries: the
  * postmaster reserves the memory (request table, staging slots, none in a
- * build without CUDA) and registers the worker; loaded any other way, gpusort_service stays NULL,
- * no sort reaches a GPU, and the view shows no device.  The extension's
- * other shared memory (shmem.c) and the counters of gpusort_stat (stat.c)
- * are apart.  Nothing here touches CUDA.
+ * build without CUDA) and registers the worker; loaded any other way,
+ * gpusort_service stays NULL, no sort reaches a GPU, and the view shows no
+ * device.  The extension's other shared memory (shmem.c) and the counters
+ * of gpusort_stat (stat.c) are apart.  Nothing here touches CUDA.
  *
  *-------------------------------------------------------------------------
  */
