@@ -207,6 +207,12 @@ SELECT g AS id, CASE WHEN g > 150000 AND g % 7 = 0 THEN NULL ELSE hashint4(g) % 
 SELECT gs_check('SELECT k, id FROM gs_late_null ORDER BY k NULLS FIRST, id', 2);
 SELECT gs_check('SELECT k, id FROM gs_late_null ORDER BY k DESC, id', 2);
 SELECT runs > 1 AS spilled FROM spill_stats('SELECT k, id FROM gs_late_null ORDER BY k NULLS FIRST, id');
+-- where k and id fill the key (key_width 8), the NULL byte leaves id a
+-- prefix: equal keys of runs written before it go to the comparators, not
+-- by run (ids descending, so that the runs' order would be wrong)
+SET gpusort.key_width = 8;
+SELECT gs_check('SELECT k, 200001 - id AS id FROM gs_late_null ORDER BY 1 NULLS FIRST, 2', 2);
+RESET gpusort.key_width;
 
 -- keys of every kind through runs: C bytes, the database's libc collation
 -- (its keys are not compared in the merge), ICU, numeric, a float and text

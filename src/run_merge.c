@@ -431,9 +431,14 @@ input_from_run(SortRuns *runs, MergeInput *in, SortedRun *run, Size buffer_size,
 	in->keys_rebuilt = run->key_words > 0 && runs_rebuild_keys(runs);
 	if (in->keys_rebuilt)
 	{
-		/* built with the layout as it is now, as the last batch's are */
+		/*
+		 * built with the layout as it is now, as the last batch's are; a
+		 * layout widened since the run was written may have left exact keys
+		 * for prefixes, whose equal keys the comparators must then order
+		 */
 		in->key_words = runs->sh->layout.key_words;
 		in->layout_version = runs->sh->layout_version;
+		in->exact = runs->sh->layout.exact;
 		in->rebuilt_key = MemoryContextAlloc(cxt, sizeof(uint64) * Max(in->key_words, 1));
 	}
 	in->chunk_size = Max(buffer_size, BLCKSZ);
