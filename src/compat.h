@@ -36,14 +36,20 @@
 #endif
 
 /*
- * 19's castNode() uses typeof_unqual where its configure found it, a
+ * 19's copyObject() uses typeof_unqual where its configure found it, a
  * keyword of C23 that gpusort's -std=gnu11 does not have; GCC (14 on) and
- * clang know it as __typeof_unqual__ in every mode.
+ * clang know it as __typeof_unqual__ in every mode.  An older GCC than
+ * the one PostgreSQL was built with (sid's 19 on the GPU host's gcc 13)
+ * has neither, and gets typeof: the copy keeps its argument's qualifiers.
  */
 #if PG_VERSION_NUM >= 190000 && defined(HAVE_TYPEOF_UNQUAL) && \
 	!defined(typeof_unqual) && !defined(__cplusplus) && \
 	(!defined(__STDC_VERSION__) || __STDC_VERSION__ < 202311L)
+#if defined(__clang__) || !defined(__GNUC__) || __GNUC__ >= 14
 #define typeof_unqual __typeof_unqual__
+#else
+#define typeof_unqual __typeof__
+#endif
 #endif
 
 /*

@@ -24,7 +24,7 @@
 # sources and builds travel in .device/core, made here by
 # GPUSORT_CORE_CACHE=.device/core test/core/run.sh prepare).  Logs and
 # results go to $OUT (default /tmp/gpusort-out).  The PostgreSQL is the one
-# PG_CONFIG names (pg-on-device.sh sets it, and PG_MAJOR picks 15 or 17).
+# PG_CONFIG names (pg-on-device.sh sets it, and PG_MAJOR picks 15, 17 or 19).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=${OUT:-/tmp/gpusort-out}
