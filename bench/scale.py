@@ -13,7 +13,8 @@ VACUUM ANALYZE, one scan to warm the caches), times
 
   SELECT * FROM <t> ORDER BY k OFFSET N        (returns no rows)
 
-under each of --settings, then drops the table, so that only one table of
+(or, with --orders, each of several ORDER BY lists in turn: 'k;f, k;pad
+COLLATE "C"' on the t shape) under each of --settings, then drops the table, so that only one table of
 the largest size is ever on disk (the GPU host has 64 GB):
 
   native   gpusort.enabled = off: PostgreSQL's Sort, serial
@@ -266,43 +267,46 @@ def median(xs):
     return statistics.median(xs) if xs else None
 
 
-def measure(name, n, shape, settings, args, table_facts, results, save):
-    """Every setting on one table, interleaved, and the scan unless
-    --no-scan, its entries appended to results as they are measured; save()
-    after each connection, so that a run stopped at the GPU host's time
-    limit keeps what it has."""
-    sort = "SELECT * FROM %s ORDER BY k OFFSET %d" % (name, n)
-    # (setting, statement, GUCs).  The scan is the sort's statement without
-    # ORDER BY: the same rows read by one backend and dropped by the same
-    # Limit, so that setting / scan is what sorting costs over reading.  It
-    # goes first: cheap, so that a run cut short still has its floor.
+def measure(name, n, shape, settings, orders, args, table_facts, results, save):
+    """Every setting on one table, interleaved, for each ORDER BY list in
+    orders, and the scan unless --no-scan, its entries appended to results
+    as they are measured; save() after each connection, so that a run
+    stopped at the GPU host's time limit keeps what it has."""
+    # (setting, ORDER BY, statement, GUCs).  The scan is the sort's
+    # statement without ORDER BY: the same rows read by one backend and
+    # dropped by the same Limit, so that setting / scan is what sorting
+    # costs over reading; one for the table, whatever the orders.  It goes
+    # first: cheap, so that a run cut short still has its floor.
     plans = []
     if not args.no_scan:
-        plans.append(("scan", "SELECT * FROM %s OFFSET %d" % (name, n),
+        plans.append(("scan", None, "SELECT * FROM %s OFFSET %d" % (name, n),
                       dict(COMMON, max_parallel_workers_per_gather="0")))
-    plans += [(s, sort, dict(COMMON, **settings[s])) for s in settings]
+    for order in orders:
+        sort = "SELECT * FROM %s ORDER BY %s OFFSET %d" % (name, order, n)
+        plans += [(s, order, sort, dict(COMMON, **settings[s])) for s in settings]
     explain_for = set(args.explain_settings.split(",")) if args.explain_settings != "" else set()
     res = {}
-    for s, query, gucs in plans:
+    for s, order, query, gucs in plans:
         start = time.time()
         fresh, warm, node, exec_ms = session(query, gucs, args.runs, s in explain_for)
-        res[s] = {"rows": n, "table": shape, "setting": s, "sql": query, "gucs": gucs,
-                  "fresh_ms": [fresh], "warm_ms": warm, "explain": node,
-                  "explain_execution_ms": exec_ms, "table_facts": table_facts}
-        results.append(res[s])
+        res[s, order] = {"rows": n, "table": shape, "order": order, "setting": s, "sql": query,
+                         "gucs": gucs, "fresh_ms": [fresh], "warm_ms": warm, "explain": node,
+                         "explain_execution_ms": exec_ms, "table_facts": table_facts}
+        results.append(res[s, order])
         save()
         engine = describe_plan(node) if node else ""
-        log("  %-4s %-8s fresh %8.2f s  warm %s  %s [%.0f s]" %
-            (shape + "_" + human(n), s, fresh / 1000,
+        log("  %-4s %-8s %s fresh %8.2f s  warm %s  %s [%.0f s]" %
+            (shape + "_" + human(n), s, "" if order in (None, "k") else "(%s)" % order, fresh / 1000,
              " ".join("%.2f" % (w / 1000) for w in warm) or "-", engine, time.time() - start))
     for i in range(1, args.fresh_runs):
-        for s, query, gucs in plans:
+        for s, order, query, gucs in plans:
             out = psql("\\timing on\n%s;\n" % query, gucs)
             t = timings(out)[0]
-            res[s]["fresh_ms"].append(t)
+            res[s, order]["fresh_ms"].append(t)
             save()
-            log("  %-4s %-8s fresh %8.2f s  (connection %d)" %
-                (shape + "_" + human(n), s, t / 1000, i + 1))
+            log("  %-4s %-8s %s fresh %8.2f s  (connection %d)" %
+                (shape + "_" + human(n), s, "" if order in (None, "k") else "(%s)" % order,
+                 t / 1000, i + 1))
 
 
 def describe_plan(node):
@@ -330,6 +334,19 @@ def describe_plan(node):
     return ", ".join(parts)
 
 
+def order_of(r):
+    """An entry's ORDER BY list; files from before --orders sorted by k."""
+    return r.get("order") or "k"
+
+
+def label_of(order):
+    """A chart label's mention of an ORDER BY list: none for k alone, and
+    a collation by its name alone (the charts' font has no quotes)."""
+    if order in ("", "k"):
+        return ""
+    return "(%s) " % re.sub(r'\s+COLLATE\s+"?([^"\s,]+)"?', r" \1", order)
+
+
 def ratio(a, b):
     return a / b if a and b else None
 
@@ -341,14 +358,16 @@ def write_outputs(results, facts, out):
         r["warm_median_ms"] = median(r["warm_ms"])
     with open(os.path.join(out, "scale.json"), "w") as f:
         json.dump({"server": facts, "results": results}, f, indent=1)
-    native = {(r["rows"], r["table"]): r for r in results if r["setting"] == "native"}
+    native = {(r["rows"], r["table"], order_of(r)): r for r in results if r["setting"] == "native"}
     # absent from files written before the scan was measured: ratios left empty
     scan = {(r["rows"], r["table"]): r for r in results if r["setting"] == "scan"}
     order = {"scan": 0, "native": 1, "gpu": 2, "cpu": 3}
     shapes = list(SHAPES)
+    orders = list(dict.fromkeys(order_of(r) for r in results if r["setting"] != "scan"))
     results = sorted(results, key=lambda r: (r["rows"], shapes.index(r["table"]) if r["table"] in shapes
-                                             else 9, order.get(r["setting"], 9),
-                                             r["setting"]))
+                                             else 9, -1 if r["setting"] == "scan"
+                                             else orders.index(order_of(r)),
+                                             order.get(r["setting"], 9), r["setting"]))
 
     def sec(ms):
         # three decimals: small sizes (the CI check) run in tens of ms
@@ -356,12 +375,12 @@ def write_outputs(results, facts, out):
 
     def rx(x):
         return "%.2fx" % x if x is not None else ""
-    lines = ["| rows | table | setting | warm median s | fresh median s | "
+    lines = ["| rows | table | ORDER BY | setting | warm median s | fresh median s | "
              "native / setting, warm | native / setting, fresh | setting / scan, warm | "
              "how it sorted (EXPLAIN ANALYZE) |",
-             "|---:|---|---|---:|---:|---:|---:|---:|---|"]
+             "|---:|---|---|---|---:|---:|---:|---:|---:|---|"]
     for r in results:
-        nat = native.get((r["rows"], r["table"]))
+        nat = native.get((r["rows"], r["table"], order_of(r)))
         floor = scan.get((r["rows"], r["table"]))
         # native / scan would read as a speed-up over native: the scan's row
         # has only its times
@@ -372,8 +391,9 @@ def write_outputs(results, facts, out):
                       else ratio(r["warm_median_ms"], floor["warm_median_ms"]))
         how = ("no sort: the rows read and dropped" if r["setting"] == "scan"
                else describe_plan(r.get("explain")))
-        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            "{:,}".format(r["rows"]), r["table"], r["setting"], sec(r["warm_median_ms"]),
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            "{:,}".format(r["rows"]), r["table"],
+            "" if r["setting"] == "scan" else "`%s`" % order_of(r), r["setting"], sec(r["warm_median_ms"]),
             sec(r["fresh_median_ms"]), rx(warm_ratio), rx(fresh_ratio), rx(scan_ratio), how))
     charts = []
     if draw(results, native, os.path.join(out, "scale-chart.png")):
@@ -381,7 +401,7 @@ def write_outputs(results, facts, out):
     if draw_per_row(results, os.path.join(out, "scale-per-row.png")):
         charts.append("[nanoseconds per row](scale-per-row.png) (warm medians; a sort that "
                       "scales linearly is a flat line%s)" % (", the scan dashed" if scan else ""))
-    head = ["# gpusort scaling: `SELECT * FROM t ORDER BY k OFFSET n`", "",
+    head = ["# gpusort scaling: `SELECT * FROM t ORDER BY %s OFFSET n`" % " | ".join(orders or ["k"]), "",
             "Tables: `s(k int8, f float8)`, `p(k int8, pad text)` (pad: 32 characters). "
             "work_mem %s, shared_buffers %s, gpusort.max_memory %s (as the server "
             "reported it), max_parallel_workers_per_gather 0, jit off. "
@@ -410,28 +430,29 @@ def draw(results, native, path):
     """native / setting against rows: one solid line per table and setting
     (warm medians) and a dashed one of the same colour (fresh medians).
     The scan is left out: it sorts nothing.  Returns whether it drew."""
-    keys = sorted({(r["table"], r["setting"]) for r in results
+    keys = sorted({(r["table"], order_of(r), r["setting"]) for r in results
                    if r["setting"] not in ("native", "scan")})
     series = []
-    for i, (table, setting) in enumerate(keys):
+    for i, (table, order, setting) in enumerate(keys):
         color = chart_png.PALETTE[i % len(chart_png.PALETTE)]
         for kind, dashed in (("warm", False), ("fresh", True)):
             pts = []
             for r in results:
-                nat = native.get((r["rows"], r["table"]))
-                if (r["table"], r["setting"]) == (table, setting) and nat:
+                nat = native.get((r["rows"], r["table"], order))
+                if (r["table"], order_of(r), r["setting"]) == (table, order, setting) and nat:
                     x = ratio(nat[kind + "_median_ms"], r[kind + "_median_ms"])
                     if x is not None:
                         pts.append((r["rows"], x))
             # fresh: a paler shade, so that it shows where it runs along a warm line
             shade = tuple(int(v + (255 - v) * 0.45) for v in color) if dashed else color
-            series.append({"label": "%s %s%s" % (table, setting, " fresh" if dashed else ""),
+            series.append({"label": "%s %s%s%s" % (table, label_of(order), setting,
+                                                   " fresh" if dashed else ""),
                            "points": pts, "color": shade, "dashed": dashed})
     rows = sorted({r["rows"] for r in results})
     if not any(s["points"] for s in series):
         return False
     chart_png.line_chart(
-        path, series, title="GPUSORT: NATIVE SORT TIME / GPUSORT TIME, ORDER BY K",
+        path, series, title="GPUSORT: NATIVE SORT TIME / GPUSORT TIME",
         xlabel="ROWS (LOG SCALE)", ylabel="SPEED-UP OVER NATIVE SORT", xlog=True,
         xticks=[(n, human(n)) for n in rows], hlines=[(1.0, "NATIVE")],
         note="S: (K INT8, F FLOAT8)\nP: (K INT8, PAD TEXT)\nSOLID: WARM SESSION\n"
@@ -448,14 +469,16 @@ def draw_per_row(results, path):
     scan (dashed) is what sorting costs a row.  Returns whether it drew."""
     order = {"scan": 0, "native": 1, "gpu": 2, "cpu": 3}
     shapes = list(SHAPES)
-    keys = sorted({(r["table"], r["setting"]) for r in results},
-                  key=lambda k: (shapes.index(k[0]) if k[0] in shapes else 9, k[0],
-                                 order.get(k[1], 9), k[1]))
+    keys = sorted({(r["table"], order_of(r) if r["setting"] != "scan" else "", r["setting"])
+                   for r in results},
+                  key=lambda k: (shapes.index(k[0]) if k[0] in shapes else 9, k[0], k[1],
+                                 order.get(k[2], 9), k[2]))
     series = []
-    for i, (table, setting) in enumerate(keys):
+    for i, (table, sort_order, setting) in enumerate(keys):
         pts = [(r["rows"], r["warm_median_ms"] * 1e6 / r["rows"]) for r in results
-               if (r["table"], r["setting"]) == (table, setting) and r["warm_median_ms"]]
-        series.append({"label": "%s %s" % (table, setting), "points": pts,
+               if (r["table"], order_of(r) if r["setting"] != "scan" else "", r["setting"])
+               == (table, sort_order, setting) and r["warm_median_ms"]]
+        series.append({"label": "%s %s%s" % (table, label_of(sort_order), setting), "points": pts,
                        "color": chart_png.PALETTE[i % len(chart_png.PALETTE)],
                        "dashed": setting == "scan"})
     if not any(s["points"] for s in series):
@@ -484,7 +507,7 @@ def load_results(paths):
             doc = json.load(f)
         facts = doc.get("server", facts)
         for r in doc["results"]:
-            merged[(r["rows"], r["table"], r["setting"])] = r
+            merged[(r["rows"], r["table"], order_of(r), r["setting"])] = r
     return list(merged.values()), facts
 
 
@@ -493,6 +516,8 @@ def main():
     ap.add_argument("--rows", default="10000000,50000000,100000000,300000000",
                     help="row counts, comma-separated")
     ap.add_argument("--tables", default="s,p", help="table shapes: s, p, t")
+    ap.add_argument("--orders", default="k",
+                    help="ORDER BY lists, separated by ';' (e.g. 'k;f, k;pad COLLATE \"C\"' on t)")
     ap.add_argument("--settings", default="native,gpu,cpu",
                     help="settings, comma-separated: %s, or ones given by --define" % ", ".join(SETTINGS))
     ap.add_argument("--define", action="append", default=[], metavar="NAME:GUC=VAL[,GUC=VAL]",
@@ -538,6 +563,7 @@ def main():
     if args.explain_settings is None:
         args.explain_settings = ",".join(s for s in settings if s != "native")
     sizes = [int(x) for x in args.rows.split(",") if x]
+    orders = [o.strip() for o in args.orders.split(";") if o.strip()]
     shapes = [t for t in args.tables.split(",") if t]
     for t in shapes:
         if t not in SHAPES:
@@ -554,7 +580,7 @@ def main():
             log("== %s_%s: %d rows; %s" % (shape, human(n), n, ", ".join(settings)))
             name, table_facts = make_table(shape, n, args.load_jobs, data_dir)
             try:
-                measure(name, n, shape, settings, args, table_facts, results,
+                measure(name, n, shape, settings, orders, args, table_facts, results,
                         lambda: write_outputs(results, facts, args.out))
             finally:
                 psql("DROP TABLE IF EXISTS %s;" % name, check=False)
