@@ -38,6 +38,10 @@ ANALYZE gs_fb;
 
 SET gpusort.max_memory = '1MB';
 SHOW gpusort.max_memory;
+-- runs written by the backend, so that each batch takes the whole budget
+-- and the runs shown below do not depend on how fast a key thread wrote
+-- the one before (gpusort.write_behind is on again further down)
+SET gpusort.write_behind = off;
 
 -- a few runs: 50k rows
 SELECT * FROM analyze_lines('SELECT k, id FROM gs_fb WHERE id <= 50000 ORDER BY k');
