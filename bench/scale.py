@@ -295,8 +295,8 @@ def measure(name, n, shape, settings, orders, args, table_facts, results, save):
         results.append(res[s, order])
         save()
         engine = describe_plan(node) if node else ""
-        log("  %-4s %-8s %s fresh %8.2f s  warm %s  %s [%.0f s]" %
-            (shape + "_" + human(n), s, "" if order in (None, "k") else "(%s)" % order, fresh / 1000,
+        log("  %-4s %-8s %sfresh %8.2f s  warm %s  %s [%.0f s]" %
+            (shape + "_" + human(n), s, label_of(order), fresh / 1000,
              " ".join("%.2f" % (w / 1000) for w in warm) or "-", engine, time.time() - start))
     for i in range(1, args.fresh_runs):
         for s, order, query, gucs in plans:
@@ -304,9 +304,8 @@ def measure(name, n, shape, settings, orders, args, table_facts, results, save):
             t = timings(out)[0]
             res[s, order]["fresh_ms"].append(t)
             save()
-            log("  %-4s %-8s %s fresh %8.2f s  (connection %d)" %
-                (shape + "_" + human(n), s, "" if order in (None, "k") else "(%s)" % order,
-                 t / 1000, i + 1))
+            log("  %-4s %-8s %sfresh %8.2f s  (connection %d)" %
+                (shape + "_" + human(n), s, label_of(order), t / 1000, i + 1))
 
 
 def describe_plan(node):
@@ -339,10 +338,17 @@ def order_of(r):
     return r.get("order") or "k"
 
 
+def series_order(r):
+    """The ORDER BY list an entry's line in a chart stands for: none for the
+    scan, which is one line per table whatever the orders."""
+    return "" if r["setting"] == "scan" else order_of(r)
+
+
 def label_of(order):
-    """A chart label's mention of an ORDER BY list: none for k alone, and
-    a collation by its name alone (the charts' font has no quotes)."""
-    if order in ("", "k"):
+    """A chart's or the log's mention of an ORDER BY list: none for k alone
+    (or the scan's none), and a collation by its name alone (the charts'
+    font has no quotes)."""
+    if order in (None, "", "k"):
         return ""
     return "(%s) " % re.sub(r'\s+COLLATE\s+"?([^"\s,]+)"?', r" \1", order)
 
@@ -469,15 +475,14 @@ def draw_per_row(results, path):
     scan (dashed) is what sorting costs a row.  Returns whether it drew."""
     order = {"scan": 0, "native": 1, "gpu": 2, "cpu": 3}
     shapes = list(SHAPES)
-    keys = sorted({(r["table"], order_of(r) if r["setting"] != "scan" else "", r["setting"])
-                   for r in results},
+    keys = sorted({(r["table"], series_order(r), r["setting"]) for r in results},
                   key=lambda k: (shapes.index(k[0]) if k[0] in shapes else 9, k[0], k[1],
                                  order.get(k[2], 9), k[2]))
     series = []
     for i, (table, sort_order, setting) in enumerate(keys):
         pts = [(r["rows"], r["warm_median_ms"] * 1e6 / r["rows"]) for r in results
-               if (r["table"], order_of(r) if r["setting"] != "scan" else "", r["setting"])
-               == (table, sort_order, setting) and r["warm_median_ms"]]
+               if (r["table"], series_order(r), r["setting"]) == (table, sort_order, setting)
+               and r["warm_median_ms"]]
         series.append({"label": "%s %s%s" % (table, label_of(sort_order), setting), "points": pts,
                        "color": chart_png.PALETTE[i % len(chart_png.PALETTE)],
                        "dashed": setting == "scan"})

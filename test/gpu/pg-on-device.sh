@@ -43,7 +43,7 @@ _pgdev_ldd() {
   if [ -x "$_pgdev_root/ld-linux-x86-64.so.2" ]; then
     "$_pgdev_root/ld-linux-x86-64.so.2" --list "$1"
   else
-    LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-} ldd "$1"
+    ldd "$1"
   fi
 }
 export PATH=$PGBIN:$PATH PGHOST=/tmp PGUSER=postgres PGDATA=/tmp/pgdata-$PG_MAJOR
