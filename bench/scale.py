@@ -408,8 +408,9 @@ def write_outputs(results, facts, out):
         charts.append("[nanoseconds per row](scale-per-row.png) (warm medians; a sort that "
                       "scales linearly is a flat line%s)" % (", the scan dashed" if scan else ""))
     head = ["# gpusort scaling: `SELECT * FROM t ORDER BY %s OFFSET n`" % " | ".join(orders or ["k"]), "",
-            "Tables: `s(k int8, f float8)`, `p(k int8, pad text)` (pad: 32 characters). "
-            "work_mem %s, shared_buffers %s, gpusort.max_memory %s (as the server "
+            "Tables: %s (pad: 32 characters). " % ", ".join(
+                "`%s(%s)`" % (t, SHAPES[t][0]) for t in sorted({r["table"] for r in results}))
+            + "work_mem %s, shared_buffers %s, gpusort.max_memory %s (as the server "
             "reported it), max_parallel_workers_per_gather 0, jit off. "
             "Warm: the median of the statement repeated in one connection; fresh: the median "
             "of the first statement of new connections. Native / setting above 1 means gpusort "
