@@ -144,12 +144,20 @@ def server_facts():
                 "gpusort.max_memory", "gpusort.engine", "gpusort.min_rows",
                 "gpusort.gpu_min_rows", "gpusort.key_threads", "temp_tablespaces"):
         facts[guc] = psql("SELECT current_setting('%s', true)" % guc).strip()
-    facts["gpusort_info"] = psql(
-        "SELECT coalesce(json_agg(i), '[]') FROM gpusort_info() i", check=False).strip()
-    try:
-        facts["gpusort_info"] = json.loads(facts["gpusort_info"])
-    except ValueError:
-        pass
+    # the GPU service opens its GPUs after the server has started: on a host
+    # with a GPU, wait a while for it, so that the facts say what the sorts met
+    deadline = time.time() + (30 if shutil.which("nvidia-smi") else 0)
+    while True:
+        facts["gpusort_info"] = psql(
+            "SELECT coalesce(json_agg(i), '[]') FROM gpusort_info() i", check=False).strip()
+        try:
+            facts["gpusort_info"] = json.loads(facts["gpusort_info"])
+        except ValueError:
+            break
+        if time.time() >= deadline or any("gpu" in (i.get("engines") or "")
+                                          for i in facts["gpusort_info"]):
+            break
+        time.sleep(1)
     facts["nproc"] = os.cpu_count()
     try:
         with open("/proc/meminfo") as f:
@@ -407,9 +415,11 @@ def write_outputs(results, facts, out):
     if draw_per_row(results, os.path.join(out, "scale-per-row.png")):
         charts.append("[nanoseconds per row](scale-per-row.png) (warm medians; a sort that "
                       "scales linearly is a flat line%s)" % (", the scan dashed" if scan else ""))
+    tables = sorted({r["table"] for r in results})
     head = ["# gpusort scaling: `SELECT * FROM t ORDER BY %s OFFSET n`" % " | ".join(orders or ["k"]), "",
-            "Tables: %s (pad: 32 characters). " % ", ".join(
-                "`%s(%s)`" % (t, SHAPES[t][0]) for t in sorted({r["table"] for r in results}))
+            "Tables: %s%s. " % (", ".join("`%s(%s)`" % (t, SHAPES[t][0]) for t in tables),
+                                " (pad: 32 characters)" if any("pad" in SHAPES[t][0] for t in tables)
+                                else "")
             + "work_mem %s, shared_buffers %s, gpusort.max_memory %s (as the server "
             "reported it), max_parallel_workers_per_gather 0, jit off. "
             "Warm: the median of the statement repeated in one connection; fresh: the median "
