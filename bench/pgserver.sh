@@ -26,7 +26,9 @@ _pgserver_as() {
 pgserver_start() {
   PGSERVER_DIR=$(realpath -m "$1"); shift
   if [ "$(id -u)" = 0 ]; then
-    id "${GPUSORT_TEST_USER:-postgres}" >/dev/null 2>&1 || useradd -m "${GPUSORT_TEST_USER:-postgres}"
+    # under test/run.sh's lock, which may be adding the same user beside it
+    flock /tmp/gpusort-useradd.lock sh -c 'id "$1" >/dev/null 2>&1 || useradd -m "$1"' \
+      sh "${GPUSORT_TEST_USER:-postgres}"
   fi
   rm -rf "$PGSERVER_DIR"; mkdir -p "$PGSERVER_DIR"
   [ "$(id -u)" = 0 ] && chown "${GPUSORT_TEST_USER:-postgres}" "$PGSERVER_DIR"
