@@ -33,8 +33,8 @@ SELECT g AS id, hashint4(g) % 100000 AS k, md5(g::text) AS s, (hashint4(g + 1) %
 -- the plans' estimate of "id <= 50000" sets where runs are cut (the last
 -- batch is made a full one), so it must not vary: ANALYZE reads every row
 -- rather than a random sample of them, and autovacuum leaves the table
--- alone (on PostgreSQL 19, a VACUUM moves the estimate to 48,813 rows, and
--- the runs shown below become 6 where the test ran slowly enough for it)
+-- alone: on PostgreSQL 19, a VACUUM after the first sorts below moves the
+-- estimate to 48,813 rows, and the third of them writes 6 runs, not 5
 ALTER TABLE gs_fb ALTER COLUMN id SET STATISTICS 10000;
 ANALYZE gs_fb;
 
