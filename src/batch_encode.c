@@ -391,8 +391,6 @@ encode_chunk_keys(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 	return true;
 }
 
-
-
 /*
  * Encode records nencoded .. ntuples-1 of a fixed layout in the key
  * threads and submit every chunk, if the input has ended (final); else

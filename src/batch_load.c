@@ -43,14 +43,6 @@
 /* tuples of a block one copying task takes */
 #define BLOCK_COPY_TUPLES	4096
 
-
-
-
-
-
-
-
-
 static void *
 arena_alloc(SortBatch *batch, Size len)
 {

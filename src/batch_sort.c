@@ -38,18 +38,13 @@
 /* how many tuples ahead the gather prefetches */
 #define GATHER_PREFETCH		16
 
-
-
-
-
-
 /*
- * Order what the engine's keys left equal: on the fixed path, tie ranges
- * of equal inexact keys go to the comparators; on the generic path, tie
- * ranges of equal prefixes are refined on further key bytes, what the full
- * keys leave equal goes to the comparators, and libc order is certified.  If refinement or
- * the check cannot be done (an engine or key building failed), the keys
- * are given up and the comparators order the batch.
+ * Order what the engine's keys left equal: on the fixed path, tie ranges of
+ * equal inexact keys go to the comparators; on the generic path, tie ranges of
+ * equal prefixes are refined on further key bytes, what the full keys leave
+ * equal goes to the comparators, and libc order is certified.  If refinement
+ * or the check cannot be done (an engine or key building failed), the keys are
+ * given up and the comparators order the batch.
  */
 static void
 resolve_order(SortBatch *batch, uint32 *perm)

@@ -10,11 +10,11 @@
  * comparators), the GPU's name and the algorithm (one line in TEXT, three
  * properties in the formats that programs read), why the GPU was not used
  * when it was not, the key width, the records and how many of them the
- * resolve stage ordered by comparators, the memory budget and the peak of a batch,
- * whether the server's budget cut a batch short, the runs written to
- * temporary files, merge passes and disk used (as Sort reports its
- * external merge), and the time of each phase.  Every item
- * goes through ExplainProperty*, so TEXT, JSON, YAML and XML all work.
+ * resolve stage ordered by comparators, the memory budget and the peak of a
+ * batch, whether the server's budget cut a batch short, the runs written to
+ * temporary files, merge passes and disk used (as Sort reports its external
+ * merge), and the time of each phase.  Every item goes through
+ * ExplainProperty*, so TEXT, JSON, YAML and XML all work.
  *
  *-------------------------------------------------------------------------
  */

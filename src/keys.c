@@ -12,12 +12,12 @@
  * for bool, "char", int2, int4, int8, oid, money, float4, float8 (NaN above
  * every number and all NaNs equal, -0 equal to +0, as float8_cmp has it),
  * date, time, timestamp, timestamptz, uuid and interval; text, varchar,
- * bpchar, name, bytea, numeric, inet and cidr have variable-width encodings, built by
- * keys_build.c.  Encodings apply only when the ORDER BY uses the type's
- * default btree operator family; any other type or operator class
- * contributes nothing to the key, and the columns after it cannot
- * contribute either (their bytes would only be meaningful among records
- * equal on that column).
+ * bpchar, name, bytea, numeric, inet and cidr have variable-width encodings,
+ * built by keys_build.c.  Encodings apply only when the ORDER BY uses the
+ * type's default btree operator family; any other type or operator class
+ * contributes nothing to the key, and the columns after it cannot contribute
+ * either (their bytes would only be meaningful among records equal on that
+ * column).
  *
  * NULLs cost a byte per column, so on the fixed path a column gets its NULL
  * byte only once a NULL has been seen in it: key_encode_slot() reports the

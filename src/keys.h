@@ -29,9 +29,9 @@
  *	  the whole key fits the prefix; keys are built straight from the slot
  *	  with shifts, the fastest path, for integer, float, date, uuid ... keys;
  *	- the *generic* path (keys_build.c): any other layout; the sort
- *	  (batch_encode.c) keeps each record's key column datums (KeyInputs) and a builder that
- *	  never calls into PostgreSQL turns them into any window of the full
- *	  key, in the backend or in key-building threads (keythreads.c).
+ *	  (batch_encode.c) keeps each record's key column datums (KeyInputs) and a
+ *	  builder that never calls into PostgreSQL turns them into any window of
+ *	  the full key, in the backend or in key-building threads (keythreads.c).
  *
  *-------------------------------------------------------------------------
  */

@@ -13,15 +13,14 @@
  *	- text under a libc collation: strxfrm_l's output, 0x00, the string's
  *	  bytes, 0x00 (a window within the first level of an ASCII string's
  *	  output is assembled from its characters' primary weights instead of
- *	  transformed: libc_primary.c).  strxfrm output holds no NUL bytes; the bytes after it
- *	  break ties of strings equal under the collation with strcmp, as
- *	  PostgreSQL's varstr_cmp does.  Whether glibc's strxfrm agrees with
- *	  strcoll is checked after the sort (refine.c), as PostgreSQL itself
- *	  does not trust it.  A string longer than KEY_LIBC_XFRM_MAX_BYTES
- *	  encodes as strxfrm_l's output for its first KEY_LIBC_XFRM_MAX_BYTES
- *	  bytes (cut at a character boundary) and 0xFF, and the full key ends
- *	  there unfinished (never tied by keys): records equal that far go to
- *	  the comparators;
+ *	  transformed: libc_primary.c).  strxfrm output holds no NUL bytes; the
+ *	  bytes after it break ties of strings equal under the collation with
+ *	  strcmp, as PostgreSQL's varstr_cmp does.  Whether glibc's strxfrm agrees
+ *	  with strcoll is checked after the sort (refine.c), as PostgreSQL itself
+ *	  does not trust it.  A string longer than KEY_LIBC_XFRM_MAX_BYTES encodes
+ *	  as strxfrm_l's output for its first KEY_LIBC_XFRM_MAX_BYTES bytes (cut at
+ *	  a character boundary) and 0xFF, and the full key ends there unfinished
+ *	  (never tied by keys): records equal that far go to the comparators;
  *	- text under ICU: the ICU sort key (ucol_nextSortKeyPart, which has no
  *	  0x00 bytes), 0x00, and for a deterministic collation the bytes and
  *	  0x00 again; a nondeterministic collation's equal strings stay equal;

@@ -41,10 +41,10 @@
  *
  * The chunks in flight, and those handed back, count in the backend's
  * budget (sort_budget.c), in a share of the load's own, joined when the
- * GpuSort finds the load (gpusort_load_below): each time the leader has moved chunks, it holds
- * what the chunks take there and lets them take what the budget leaves
- * beside the sort's batch; a chunk comes back to its worker only while
- * they are within that.  The rows of a load the budget holds are, at any
+ * GpuSort finds the load (gpusort_load_below): each time the leader has moved
+ * chunks, it holds what the chunks take there and lets them take what the
+ * budget leaves beside the sort's batch; a chunk comes back to its worker only
+ * while they are within that.  The rows of a load the budget holds are, at any
  * time, partly in the batch and partly in flight, so a sort that fits the
  * budget serially fits it in parallel.
  * They take no more than half of what /dev/shm had free at the start

@@ -18,8 +18,9 @@
  * string costs no rounds at all).  Ranges of values longer than
  * REFINE_MAX_VALUE_BYTES (KEY_LIBC_XFRM_MAX_BYTES under a libc collation,
  * whose keys transform no more of a string: keys_build.c), and those left
- * after MAX_REFINE_ROUNDS, go to the resolve stage's comparators (resolve.c), as do ranges of equal
- * full keys when the full key stops before the last ORDER BY column.
+ * after MAX_REFINE_ROUNDS, go to the resolve stage's comparators (resolve.c),
+ * as do ranges of equal full keys when the full key stops before the last
+ * ORDER BY column.
  *
  * libc collations: keys hold strxfrm's output, and PostgreSQL does not
  * trust glibc's strxfrm to agree with strcoll.  So every adjacent pair of
@@ -233,8 +234,9 @@ sort_round(RefineContext *rc, RoundBuild *rb, size_t m, uint32 **perm2, char **w
 
 /*
  * Refine the ranges of equal prefixes in perm, the result of the engine
- * `sorted` (whose keys are the prefixes).  On return, *ranges lists the
- * tie ranges the comparators still have to order.  False, with *why, if an engine or key building failed.
+ * `sorted` (whose keys are the prefixes).  On return, *ranges lists the tie
+ * ranges the comparators still have to order.  False, with *why, if an engine
+ * or key building failed.
  */
 bool
 gpusort_refine(RefineContext *rc, const SortEngine *sorted, uint32 *perm, size_t n,

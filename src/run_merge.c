@@ -66,18 +66,17 @@ static void final_merge_start(SortRuns *runs, SortBatch *last, int nmem,
 static MinimalTuple final_merge_next(SortRuns *runs);
 
 /*
- * A merge (Merge, in run_internal.h): its inputs in a tree of losers (Knuth, TAOCP vol. 3, 5.4.1).
- * Node j (1 <= j < ninputs) holds the input that lost the match played
- * there, between the winners of its two subtrees; input i is leaf
- * ninputs + i, and node 0 holds the overall winner, whose current record
- * is the smallest.  When the winner advances, one match per level is
- * replayed on its way up: log2(ninputs) comparisons, where a binary heap
- * needs up to twice as many.  Where all inputs' keys decide their order
- * (keys_decide), a match compares the first words of the two inputs' keys,
- * kept side by side in first_words (the largest word for an exhausted
- * input), and looks further only where they are equal; the winner is then
- * chosen without a branch, since on unsorted data which input wins cannot
- * be predicted.
+ * A merge (Merge, in run_internal.h): its inputs in a tree of losers (Knuth,
+ * TAOCP vol. 3, 5.4.1).  Node j (1 <= j < ninputs) holds the input that lost
+ * the match played there, between the winners of its two subtrees; input i is
+ * leaf ninputs + i, and node 0 holds the overall winner, whose current record
+ * is the smallest.  When the winner advances, one match per level is replayed
+ * on its way up: log2(ninputs) comparisons, where a binary heap needs up to
+ * twice as many.  Where all inputs' keys decide their order (keys_decide), a
+ * match compares the first words of the two inputs' keys, kept side by side in
+ * first_words (the largest word for an exhausted input), and looks further
+ * only where they are equal; the winner is then chosen without a branch, since
+ * on unsorted data which input wins cannot be predicted.
  */
 
 /*
