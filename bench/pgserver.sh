@@ -9,6 +9,8 @@
 # As root the server runs as an unprivileged user (GPUSORT_TEST_USER,
 # default postgres), since PostgreSQL refuses to run as root.
 
+source "$(dirname "${BASH_SOURCE[0]}")/../test/server_user.sh"
+
 PG_CONFIG=${PG_CONFIG:-pg_config}
 PGSERVER_BIN=$("$PG_CONFIG" --bindir)
 PGSERVER_ALL=()
@@ -26,9 +28,7 @@ _pgserver_as() {
 pgserver_start() {
   PGSERVER_DIR=$(realpath -m "$1"); shift
   if [ "$(id -u)" = 0 ]; then
-    # under test/run.sh's lock, which may be adding the same user beside it
-    flock /tmp/gpusort-useradd.lock sh -c 'id "$1" >/dev/null 2>&1 || useradd -m "$1"' \
-      sh "${GPUSORT_TEST_USER:-postgres}"
+    server_user_add "${GPUSORT_TEST_USER:-postgres}"
   fi
   rm -rf "$PGSERVER_DIR"; mkdir -p "$PGSERVER_DIR"
   [ "$(id -u)" = 0 ] && chown "${GPUSORT_TEST_USER:-postgres}" "$PGSERVER_DIR"

@@ -84,10 +84,8 @@ fi
 runas=()
 if [ "$(id -u)" = 0 ]; then
   user=${GPUSORT_TEST_USER:-postgres}
-  # under a lock, as test/core/run.sh and bench/pgserver.sh add it: runs
-  # started together (test/gpu/RESULTS.md runs parts of the suite at once)
-  # would race to add the user, and all but one fail
-  flock /tmp/gpusort-useradd.lock sh -c 'id "$1" >/dev/null 2>&1 || useradd -m "$1"' sh "$user"
+  source "$root/test/server_user.sh"
+  server_user_add "$user"
   runas=(runuser -u "$user" --)
 fi
 

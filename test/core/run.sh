@@ -87,8 +87,8 @@ pg_regress=$(dirname "$("$PG_CONFIG" --pgxs)")/../../src/test/regress/pg_regress
 runas=()
 if [ "$(id -u)" = 0 ]; then
   user=${GPUSORT_TEST_USER:-postgres}
-  # under test/run.sh's lock, which may be adding the same user beside it
-  flock /tmp/gpusort-useradd.lock sh -c 'id "$1" >/dev/null 2>&1 || useradd -m "$1"' sh "$user"
+  source "$here/../server_user.sh"
+  server_user_add "$user"
   runas=(runuser -u "$user" --)
 fi
 
