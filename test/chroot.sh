@@ -19,10 +19,13 @@
 # so they are never installed on the machine itself.  Where DIR already is
 # a chroot of the suite (a copy of another one: cp -a), debootstrap is
 # skipped and only what is missing is added.  The build, the server and
-# every test run inside the chroot, in a mount namespace of their own
-# (/proc, /dev and a private /dev/shm for PostgreSQL's dynamic shared
-# memory), so that nothing stays mounted when the command ends, however it
-# ends.  Needs root and debootstrap (installed if missing).
+# every test run inside the chroot, in a bare environment (env -i
+# PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root: no LANG, no terminal,
+# stdin from /dev/null, as in a minimal container, a cron job or a CI
+# login, which the README's commands must survive), in a mount namespace
+# of their own (/proc, /dev and a private /dev/shm for PostgreSQL's
+# dynamic shared memory), so that nothing stays mounted when the command
+# ends, however it ends.  Needs root and debootstrap (installed if missing).
 #
 # Environment:
 #   GPUSORT_CHROOT_SUITE   Debian suite to use instead of MAJOR's default
@@ -77,8 +80,8 @@ in_chroot() {
     while [ "$nbinds" -gt 0 ]; do
       mount --bind "$1" "$dir/$2"; shift 2; nbinds=$((nbinds - 2))
     done
-    exec chroot "$dir" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-        HOME=/root LANG=C.UTF-8 "$@"' in_chroot "$dir" ${#binds[@]} "${binds[@]}" "$@"
+    exec chroot "$dir" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+        "$@" < /dev/null' in_chroot "$dir" ${#binds[@]} "${binds[@]}" "$@"
 }
 
 create() {

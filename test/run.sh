@@ -94,7 +94,7 @@ work=$(mktemp -d /tmp/gpusort-test.XXXXXX)
 fuzzlog=
 keep_fuzzlog=0
 trap 'rm -rf "$work"; [ "$keep_fuzzlog" = 1 ] || [ -z "$fuzzlog" ] || rm -rf "$fuzzlog"' EXIT
-cp -r "$root/sql" "$root/expected" "$root/test" "$work/"
+cp -r "$root/sql" "$root/expected" "$root/test" "$root/docs" "$work/"
 [ ${#runas[@]} -gt 0 ] && chown -R "$user" "$work"
 
 # regression settings (test/regress.conf), on the chosen engine
@@ -104,13 +104,21 @@ ${GPUSORT_EXTRA_CONF:-}
 $spill_conf
 CONF
 
-# the suite's text results assume the en_US.UTF-8 collation (CI installs it)
+# Every server here runs in the en_US.UTF-8 locale, whatever the caller's
+# (none at all in a bare shell, cron or a minimal container: initdb would
+# then make an SQL_ASCII cluster in which the tests' collations do not
+# exist): the suite's text results assume its collation, and the TAP
+# tests and the fuzzer name it (test/install-deps.sh generates it).
 if locale -a 2>/dev/null | grep -qi '^en_US\.utf-\?8$'; then
   locale_env=(LC_ALL=en_US.UTF-8 LANG=en_US.UTF-8)
   locale_opt=
+elif locale -a 2>/dev/null | grep -qi '^C\.utf-\?8$'; then
+  echo "warning: locale en_US.UTF-8 is missing (test/install-deps.sh makes it); text results will differ" >&2
+  locale_env=(LC_ALL=C.UTF-8 LANG=C.UTF-8)
+  locale_opt=
 else
-  echo "warning: locale en_US.UTF-8 is missing; text results will differ" >&2
-  locale_env=()
+  echo "warning: locales en_US.UTF-8 and C.UTF-8 are missing; text results will differ" >&2
+  locale_env=(LC_ALL=C LANG=C)
   locale_opt=--no-locale
 fi
 
@@ -139,11 +147,32 @@ if [ "${GPUSORT_SKIP_TAP:-0}" != 1 ]; then
   echo "== TAP tests"
   tap_conf="${GPUSORT_EXTRA_CONF:-}${GPUSORT_EXTRA_CONF:+
 }$spill_conf"
-  (cd "$work/test" && "${runas[@]}" env PATH="$bindir:$PATH" \
+  if (cd "$work/test" && "${runas[@]}" env "${locale_env[@]}" PATH="$bindir:$PATH" \
       PERL5LIB="$pgxsdir/src/test/perl${PERL5LIB:+:$PERL5LIB}" TESTDIR="$work/test" \
       PG_REGRESS="$pgxsdir/src/test/regress/pg_regress" \
       GPUSORT_ENGINE="$engine" GPUSORT_TAP_CONF="$tap_conf" \
-      prove -v --timer ${GPUSORT_TAP_TESTS:-t/*.pl}) || { echo "TAP tests failed"; exit 1; }
+      prove -v --timer ${GPUSORT_TAP_TESTS:-t/*.pl}) 2>&1 | tee "$work/prove.out"; then
+    :
+  else
+    # prove shows only "Dubious" or "No plan found" for a test that died:
+    # its cause is in the test's own log and its servers' logs, under the
+    # work directory that is removed on exit.  Print their tails for every
+    # test that failed (prove's summary names them), and keep the logs.
+    failed=$(sed -n 's/^\(t\/[^ ]*\.pl\) *(Wstat.*/\1/p' "$work/prove.out" | sort -u)
+    [ -n "$failed" ] || failed=${GPUSORT_TAP_TESTS:-$(cd "$work/test" && ls t/*.pl)}
+    for t in $failed; do
+      name=$(basename "$t" .pl)
+      for f in "$work/test/tmp_check/log/regress_log_$name" "$work/test/tmp_check/log/${name}"_*.log; do
+        [ -f "$f" ] || continue
+        echo "==== $t: the last 60 lines of $(basename "$f")"
+        tail -n 60 "$f"
+      done
+    done
+    rm -rf "$root/tmp_check" && cp -r "$work/test/tmp_check" "$root/tmp_check" 2>/dev/null &&
+      echo "(the TAP tests' logs are kept in $root/tmp_check/log)"
+    echo "TAP tests failed"
+    exit 1
+  fi
 fi
 
 if [ "${GPUSORT_SKIP_FUZZ:-0}" != 1 ]; then
@@ -153,7 +182,7 @@ if [ "${GPUSORT_SKIP_FUZZ:-0}" != 1 ]; then
   # goes to test/fuzz/out/ (git-ignored)
   fuzzlog=$(mktemp -d /tmp/gpusort-fuzz.XXXXXX)
   [ ${#runas[@]} -gt 0 ] && chown "$user" "$fuzzlog"
-  python3 "$root/test/fuzz/fuzz.py" --pg-config "$PG_CONFIG" --engine "$engine" \
+  env "${locale_env[@]}" python3 "$root/test/fuzz/fuzz.py" --pg-config "$PG_CONFIG" --engine "$engine" \
       --seed 1 --seed random --minutes "${GPUSORT_FUZZ_MINUTES:-1.25}" \
       ${spill_conf:+--extra-conf "$spill_conf"} \
       --log-dir "$fuzzlog" ${user:+--user "$user"} || {
@@ -163,6 +192,6 @@ if [ "${GPUSORT_SKIP_FUZZ:-0}" != 1 ]; then
 fi
 if [ -n "${GPUSORT_CORE:-}" ]; then
   echo "== PostgreSQL's core regression suite with gpusort preloaded: ${GPUSORT_CORE}"
-  PG_CONFIG="$PG_CONFIG" "$root/test/core/run.sh" $GPUSORT_CORE || { echo "core regression suite failed"; exit 1; }
+  env "${locale_env[@]}" PG_CONFIG="$PG_CONFIG" "$root/test/core/run.sh" $GPUSORT_CORE || { echo "core regression suite failed"; exit 1; }
 fi
 echo "== all tests passed"

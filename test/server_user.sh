@@ -5,8 +5,11 @@
 # test/run.sh, test/core/run.sh and bench/pgserver.sh all add the same user
 # and may run beside one another (CI's streams, parts of the suite started
 # at once); two useradd calls at once race, and all but one fail, so every
-# caller adds the user under the one lock this file names.
+# caller adds the user under the one lock this file names.  The lock lives
+# in /run/lock, the directory the FHS keeps for lock files (a tmpfs emptied
+# at boot), rather than in /tmp, where it was left behind after every run.
 
 server_user_add() {
-  flock /tmp/gpusort-useradd.lock sh -c 'id "$1" >/dev/null 2>&1 || useradd -m "$1"' sh "$1"
+  mkdir -p /run/lock
+  flock /run/lock/gpusort-useradd.lock sh -c 'id "$1" >/dev/null 2>&1 || useradd -m "$1"' sh "$1"
 }
