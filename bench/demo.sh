@@ -1,9 +1,11 @@
 #!/bin/bash
 # bench/demo.sh: set up everything and show gpusort at work.
 #
-# Installs the build dependencies (as root, on Debian; PG_MAJOR picks the
-# PostgreSQL, default 15, the one Debian 12 ships), builds and
-# installs gpusort, starts a throwaway server with gpusort preloaded and
+# Installs the build dependencies (as root, on Debian: test/install-deps.sh;
+# PG_MAJOR picks the PostgreSQL, by default the distribution's own: 15 on
+# Debian 12, 17 on Debian 13), builds and installs gpusort (where a
+# package installed gpusort already, the demo uses the package's and says
+# so, rather than overwrite its files), starts a throwaway server with gpusort preloaded and
 # its default settings (gpusort.engine = auto: the GPU when one is usable,
 # the CPU engine otherwise), fills a table of DEMO_ROWS rows (default
 # 2,000,000), and times `SELECT * FROM demo ORDER BY k OFFSET n` with
@@ -27,11 +29,22 @@ runs=${DEMO_RUNS:-3}
 t0=$SECONDS
 step() { echo "== $* ($((SECONDS - t0)) s)"; }
 
-if [ "$(id -u)" = 0 ]; then "$root/test/install-deps.sh"; fi
+if [ "$(id -u)" = 0 ]; then
+  step "installing what the demo needs (test/install-deps.sh: PostgreSQL, its headers, a compiler; a minute or two where nothing is installed yet)"
+  "$root/test/install-deps.sh"
+fi
 export PG_CONFIG=${PG_CONFIG:-$(command -v pg_config || echo /usr/lib/postgresql/15/bin/pg_config)}
-step "building gpusort"
-make -C "$root" -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG"
-make -C "$root" -s PG_CONFIG="$PG_CONFIG" install
+# a gpusort that a package installed is the package's to replace: the demo
+# uses it as it is
+so=$("$PG_CONFIG" --pkglibdir)/gpusort.so
+owner=$(dpkg -S "$so" 2>/dev/null | cut -d: -f1 || true)
+if [ -n "$owner" ]; then
+  step "gpusort is installed from the package $owner ($(dpkg-query -W -f '${Version}' "$owner")): the demo uses it, not this tree (remove the package to try this tree's build)"
+else
+  step "building gpusort"
+  make -C "$root" -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG"
+  make -C "$root" -s PG_CONFIG="$PG_CONFIG" install
+fi
 
 source "$root/bench/pgserver.sh"
 trap pgserver_stop EXIT

@@ -33,6 +33,7 @@ apt_retry() {
 updated=0
 apt_update() {
   [ $updated = 1 ] && return 0
+  echo "install-deps: apt-get update"
   apt_retry apt-get update -qq || die "apt-get update failed"
   updated=1
 }
@@ -74,7 +75,10 @@ if [ ${#need[@]} -gt 0 ]; then
     apt-cache show "$p" >/dev/null 2>&1 || unknown+=("$p")
   done
   [ ${#unknown[@]} = 0 ] || die "no such package here: ${unknown[*]} (PostgreSQL $major is not shipped by this distribution's apt sources)"
+  # apt's own output is kept quiet; say what may take a minute or two
+  echo "install-deps: downloading and installing ${#need[@]} packages and what they depend on"
   apt_retry apt-get install -y -qq "${need[@]}" >/dev/null
+  echo "install-deps: installed"
 fi
 # en_US for the suite's default collation; de_DE and sv_SE for libc
 # collation tests whose accents and letters sort differently
@@ -86,4 +90,7 @@ for loc in en_US de_DE sv_SE; do
     gen=1
   fi
 done
-if [ $gen = 1 ]; then locale-gen >/dev/null; fi
+if [ $gen = 1 ]; then
+  echo "install-deps: generating the locales en_US, de_DE and sv_SE (UTF-8)"
+  locale-gen >/dev/null
+fi
