@@ -1,8 +1,9 @@
 --
 -- The GPU service: the worker, its views, and what reaches it.
 --
--- * the postmaster started the worker (gpusort is preloaded here): it is a
---   backend of its own kind in pg_stat_activity, without a database;
+-- * the postmaster started the worker (gpusort is preloaded here) in a
+--   build with CUDA: it is a backend of its own kind in pg_stat_activity,
+--   without a database; a build without CUDA starts none;
 -- * gpusort_gpus lists a GPU exactly when gpusort_info() says the GPU
 --   engine is usable, and every GPU's budget lies within its memory and
 --   nothing stays reserved between sorts;
@@ -22,8 +23,13 @@ SET search_path = gs, public;
 -- not here, where the GPU host and a machine without GPU share the output
 SET client_min_messages = warning;
 
-SELECT backend_type, datname IS NULL AS no_database
-  FROM pg_stat_activity WHERE backend_type = 'gpusort GPU service';
+-- one worker in a build with CUDA, none (no gpusort process at all) in one
+-- without
+SELECT count(*) FILTER (WHERE backend_type = 'gpusort GPU service' AND datname IS NULL)
+         = (SELECT CASE build WHEN 'CUDA' THEN 1 ELSE 0 END FROM gpusort_info())
+       AND count(*) = count(*) FILTER (WHERE backend_type = 'gpusort GPU service')
+         AS workers_fit_build
+  FROM pg_stat_activity WHERE backend_type ~* 'gpusort';
 
 SELECT ((SELECT count(*) FROM gpusort_gpus) > 0) = (engines = 'gpu, cpu') AS gpus_match_info
   FROM gpusort_info();

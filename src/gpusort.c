@@ -9,7 +9,8 @@
  * session_preload_libraries.  It calls each module's init: the settings
  * (settings.c), the executor nodes (nodeGpuSort.c), the planner hook
  * (planner.c) and, at preload only, the extension's shared memory
- * (shmem.c) and the GPU service's, with its worker (service_shmem.c).
+ * (shmem.c) and the GPU service's, with its worker in a build with CUDA
+ * (service_shmem.c).
  * This file is the top: nothing else calls into it.  Nothing here touches
  * CUDA: only the service's worker does.
  *

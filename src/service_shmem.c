@@ -6,11 +6,18 @@
  *	  the view of the service's GPUs.
  *
  * All of it exists only when gpusort is in shared_preload_libraries: the
- * postmaster reserves the memory (request table, staging slots, none in a
- * build without CUDA) and registers the worker; loaded any other way,
- * gpusort_service stays NULL, no sort reaches a GPU, and the view shows no
- * device.  The extension's other shared memory (shmem.c) and the counters
- * of gpusort_stat (stat.c) are apart.  Nothing here touches CUDA.
+ * postmaster reserves the memory (request table, staging slots) and
+ * registers the worker; loaded any other way, gpusort_service stays NULL,
+ * no sort reaches a GPU, and the view shows no device.  The extension's
+ * other shared memory (shmem.c) and the counters of gpusort_stat (stat.c)
+ * are apart.  Nothing here touches CUDA.
+ *
+ * A build without CUDA has no GPU to serve, so it registers no worker: a
+ * process attached to shared memory that the OOM killer or anyone might
+ * kill, taking the whole server through a crash restart with it, for
+ * nothing.  It reserves the service's header alone (no request table, no
+ * staging slot), already final: no device, the reason in its status, the
+ * counters of gpusort_stat at zero for good.
  *
  *-------------------------------------------------------------------------
  */
@@ -32,20 +39,28 @@
 
 ServiceShared *gpusort_service = NULL;
 
+#define NO_CUDA_REASON "no usable GPU: gpusort was built without CUDA"
+
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
-/* one request entry for every process that can sort, and some spare */
+/*
+ * One request entry for every process that can sort, and some spare; none
+ * without CUDA, where no backend ever posts one.
+ */
 static int
 service_request_count(void)
 {
+#ifdef GPUSORT_USE_CUDA
 	return MaxBackends + 8;
+#else
+	return 0;
+#endif
 }
 
 /*
  * A build without CUDA has no GPU to stage keys for: it reserves no slots,
- * whatever gpusort.service_staging says, and its service has no device, so
- * no backend ever asks for one.
+ * whatever gpusort.service_staging says.
  */
 static int
 service_slot_count(void)
@@ -107,7 +122,13 @@ service_shmem_startup(void)
 			pg_atomic_init_u64(&svc->devices[i].served, 0);
 			pg_atomic_init_u64(&svc->devices[i].failed, 0);
 		}
+#ifdef GPUSORT_USE_CUDA
 		strlcpy(svc->status, "the GPU service has not started yet", sizeof(svc->status));
+#else
+		/* no worker will ever say more */
+		strlcpy(svc->status, NO_CUDA_REASON, sizeof(svc->status));
+		svc->ready = true;
+#endif
 
 		svc->nrequests = service_request_count();
 		svc->nslots = service_slot_count();
@@ -123,6 +144,7 @@ service_shmem_startup(void)
 	LWLockRelease(AddinShmemInitLock);
 }
 
+#ifdef GPUSORT_USE_CUDA
 static void
 register_worker(void)
 {
@@ -145,10 +167,11 @@ register_worker(void)
 	strlcpy(worker.bgw_type, "gpusort GPU service", BGW_MAXLEN);
 	RegisterBackgroundWorker(&worker);
 }
+#endif
 
 /*
  * From _PG_init in the postmaster (shared_preload_libraries): reserve the
- * shared memory and register the worker.
+ * shared memory and, in a build with CUDA, register the worker.
  */
 void
 service_shmem_init(void)
@@ -159,15 +182,25 @@ service_shmem_init(void)
 	shmem_request_hook = service_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = service_shmem_startup;
+#ifdef GPUSORT_USE_CUDA
 	register_worker();
+#endif
 }
 
-/* Is the worker up, with its devices known? */
+/*
+ * Is the service's word on the GPUs in: is the worker up, with its devices
+ * known?  In a preloaded build without CUDA it always is: there is no
+ * worker to wait for, and no GPU (its status says why).
+ */
 bool
 service_running(void)
 {
+#ifdef GPUSORT_USE_CUDA
 	return gpusort_service != NULL && gpusort_service->ready &&
 		gpusort_service->service_pid != 0;
+#else
+	return gpusort_service != NULL;
+#endif
 }
 
 /*
@@ -180,6 +213,10 @@ service_no_gpu_reason(void)
 	ServiceShared *svc = gpusort_service;
 	char	   *why = NULL;
 
+#ifndef GPUSORT_USE_CUDA
+	/* preloaded or not, the build is the reason */
+	return pstrdup(NO_CUDA_REASON);
+#endif
 	if (svc == NULL)
 		return pstrdup("the GPU service is not running: gpusort is not in "
 					   "shared_preload_libraries");

@@ -56,9 +56,14 @@
  * its waits shows as a wait event of its own.  A cancel (SIGINT) has no
  * query to cancel here and is ignored.
  *
+ * A build without CUDA has no GPU to serve: this file is empty there, and
+ * service_shmem.c registers no worker.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#ifdef GPUSORT_USE_CUDA
 
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -81,9 +86,7 @@
 #include "settings.h"
 #include "wait_events.h"
 
-#ifdef GPUSORT_USE_CUDA
 #include "gpusort_cuda.h"
-#endif
 
 /*
  * One part of an admitted request: the whole request, or, for a request
@@ -92,9 +95,7 @@
 typedef struct SortPart
 {
 	int			device;			/* index in svc->devices */
-#ifdef GPUSORT_USE_CUDA
 	GsCudaSort *sort;
-#endif
 	Size		reserved;		/* GPU memory reserved in its device's budget */
 	Size		n;				/* records it holds */
 	Size		first;			/* sorted: where its results start in the request's */
@@ -122,9 +123,7 @@ typedef struct ActiveSort
 static ServiceShared *svc;
 static ActiveSort *active;		/* one per request entry */
 static bool device_lost = false;
-#ifdef GPUSORT_USE_CUDA
 static bool staging_pinned = false; /* the GPUs read the slots by DMA */
-#endif
 
 /* ---------- interrupts ---------- */
 
@@ -142,7 +141,6 @@ service_absorb_interrupts(void)
 		ProcessLogMemoryContextInterrupt();
 }
 
-#ifdef GPUSORT_USE_CUDA
 /*
  * The CUDA engine's wait hook: called between polls while the service waits
  * for a GPU's copies or kernels.  The wait shows as GpuSortServiceGpu; a
@@ -173,7 +171,6 @@ service_gpu_wait(int waiting)
 	pg_usleep(50);
 	return 1;
 }
-#endif
 
 /* ---------- start and exit ---------- */
 
@@ -247,7 +244,6 @@ open_devices(void)
 	int			ndevs = 0;
 	char		status[SERVICE_ERROR_LEN] = "";
 
-#ifdef GPUSORT_USE_CUDA
 	int			wanted[SERVICE_MAX_DEVICES];
 	int			nwanted = 0;
 	char		err[256];
@@ -305,9 +301,6 @@ open_devices(void)
 		ndevs++;
 	}
 	gscuda_set_pinned_cache((size_t) gpusort_pinned_cache_kb * 1024);
-#else
-	strlcpy(status, "no usable GPU: gpusort was built without CUDA", sizeof(status));
-#endif
 
 	LWLockAcquire(svc->lock, LW_EXCLUSIVE);
 	for (int i = 0; i < ndevs; i++)
@@ -333,7 +326,6 @@ open_devices(void)
 							 ndevs > 1 ? ", ..." : "")));
 }
 
-#ifdef GPUSORT_USE_CUDA
 /*
  * Pin the staging slots for the GPUs, so that keys go from a slot to the
  * device by DMA.  The service is one process among all the server's
@@ -361,7 +353,6 @@ pin_staging(void)
 				(errmsg("gpusort GPU service: the staging slots could not be pinned (%s); "
 						"keys are copied through pinned buffers", err)));
 }
-#endif
 
 /* The budget of each device, from gpusort.service_gpu_memory_percent. */
 static void
@@ -393,13 +384,11 @@ close_sort(int i, bool count_served)
 		SortPart   *part = &as->parts[p];
 		ServiceDevice *dev = &svc->devices[part->device];
 
-#ifdef GPUSORT_USE_CUDA
 		if (part->sort)
 		{
 			(void) gscuda_select_device(dev->cuda_device);
 			gscuda_sort_end(part->sort);
 		}
-#endif
 		LWLockAcquire(svc->lock, LW_EXCLUSIVE);
 		dev->reserved_bytes -= Min(dev->reserved_bytes, part->reserved);
 		if (dev->running > 0)
@@ -442,7 +431,6 @@ fail_request(int i, ServiceFallback reason, const char *why)
 	LWLockRelease(svc->lock);
 }
 
-#ifdef GPUSORT_USE_CUDA
 /* After a failed CUDA call: a lost device ends this incarnation. */
 static void
 check_device_lost(void)
@@ -1080,7 +1068,6 @@ finish_sort(int i)
 	}
 	LWLockRelease(svc->lock);
 }
-#endif							/* GPUSORT_USE_CUDA */
 
 /*
  * Fill result slots with indexes of request i's permutation: slots[k] gets
@@ -1094,7 +1081,6 @@ fill_result_slots(int i, const int *slots, const Size *first, const Size *count,
 {
 	ActiveSort *as = &active[i];
 
-#ifdef GPUSORT_USE_CUDA
 	if (as->perm == NULL)
 	{
 		bool		used[SERVICE_MAX_DEVICES] = {false};
@@ -1153,7 +1139,6 @@ fill_result_slots(int i, const int *slots, const Size *first, const Size *count,
 		}
 		return ok;
 	}
-#endif
 	for (int k = 0; k < n; k++)
 		memcpy(service_slot_data(slots[k]), as->perm + first[k], count[k] * sizeof(uint32));
 	return true;
@@ -1298,9 +1283,7 @@ service_pass(void)
 		if (req->state == REQUEST_WITHDRAWN)
 			withdrawn[nwithdrawn++] = i;
 	}
-#ifdef GPUSORT_USE_CUDA
 	nadmitted = admit_queued(admitted);
-#endif
 	for (int s = 0; s < svc->nslots; s++)
 		if (svc->slots[s].state == SLOT_TO_SERVICE)
 			keys[nkeys++] = s;
@@ -1320,16 +1303,11 @@ service_pass(void)
 
 	/* keys, in the order their backends posted them */
 	qsort(keys, nkeys, sizeof(int), compare_key_slots);
-#ifdef GPUSORT_USE_CUDA
 	for (int k = 0; k < nadmitted; k++)
 		open_sort(admitted[k]);
 	for (int k = 0; k < nkeys && !device_lost; k++)
 		take_keys(keys[k]);
 	wait_uploads();
-#else
-	Assert(nadmitted == 0);
-	(void) nadmitted;
-#endif
 	if (nkeys > 0)
 	{
 		LWLockAcquire(svc->lock, LW_EXCLUSIVE);
@@ -1360,10 +1338,8 @@ service_pass(void)
 	}
 	LWLockRelease(svc->lock);
 
-#ifdef GPUSORT_USE_CUDA
 	for (int k = 0; k < nfinishing && !device_lost; k++)
 		finish_sort(finishing[k]);
-#endif
 
 	LWLockAcquire(svc->lock, LW_EXCLUSIVE);
 	for (int i = 0; i < svc->nrequests; i++)
@@ -1408,10 +1384,8 @@ gpusort_service_main(Datum arg)
 	ConditionVariableBroadcast(&svc->slot_freed);
 
 	open_devices();
-#ifdef GPUSORT_USE_CUDA
 	pin_staging();
 	gscuda_set_wait_hook(service_gpu_wait);
-#endif
 	set_budgets();
 	LWLockAcquire(svc->lock, LW_EXCLUSIVE);
 	svc->ready = true;
@@ -1430,9 +1404,7 @@ gpusort_service_main(Datum arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 			set_budgets();
-#ifdef GPUSORT_USE_CUDA
 			gscuda_set_pinned_cache((size_t) gpusort_pinned_cache_kb * 1024);
-#endif
 			elog(DEBUG1, "gpusort GPU service: reloaded its configuration: "
 				 "service_gpu_memory_percent = %d, pinned_cache = %d kB",
 				 gpusort_service_gpu_memory_pct, gpusort_pinned_cache_kb);
@@ -1451,3 +1423,5 @@ gpusort_service_main(Datum arg)
 						 "the GPU service stopped");
 	proc_exit(1);
 }
+
+#endif							/* GPUSORT_USE_CUDA */

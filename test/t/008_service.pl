@@ -1,12 +1,18 @@
 # 008_service.pl: the GPU service as a process of the server.
 #
-#  1. the postmaster starts the worker (a backend of its own kind in
-#     pg_stat_activity), and gpusort_gpus lists a GPU exactly when
-#     gpusort_info() says the GPU engine is usable;
+#  1. in a build with CUDA, the postmaster starts the worker (a backend of
+#     its own kind in pg_stat_activity), and gpusort_gpus lists a GPU
+#     exactly when gpusort_info() says the GPU engine is usable; in a build
+#     without CUDA there is no worker (no gpusort process in
+#     pg_stat_activity or the log, before or after the sorts below, so no
+#     process whose death restarts the server), and gpusort_info(),
+#     gpusort_gpus and EXPLAIN of a sort forced to the GPU say why there
+#     is no GPU;
 #  2. pg_terminate_backend() of the worker: it exits, the postmaster starts
 #     a new one, and sorts go on (right) meanwhile and afterwards;
 #  3. SIGKILL of the worker: the postmaster restarts the server (as for any
 #     process attached to shared memory) and the worker comes back;
+#  (2 and 3 only in a build with CUDA)
 #  4. a backend terminated while its sort holds a request (an injected
 #     delay just before the engine's sort): afterwards no GPU keeps a sort
 #     running or memory reserved, and new sessions sort right; while it is
@@ -75,47 +81,84 @@ sub nothing_reserved
 		"$what: no request open, no staging slot in use");
 }
 
-# 1. started by the postmaster
-my $pid1 = service_pid();
-like($pid1, qr/^\d+$/, 'the GPU service runs');
-# (the view's NOTICE, without a GPU, taken here: checked below)
-my ($gpus_ret, $gpus_agree) = $node->psql('postgres',
-	q{SELECT ((SELECT count(*) FROM gpusort_gpus) > 0) = (engines = 'gpu, cpu') FROM gpusort_info()});
-is($gpus_agree, 't', 'gpusort_gpus agrees with gpusort_info');
-# without a GPU the view is empty, and says why
+my $cuda = $node->safe_psql('postgres', q{SELECT build FROM gpusort_info()}) eq 'CUDA';
+# any process of gpusort's own, whatever it is called
+my $any_gpusort_process = q{SELECT count(*) FROM pg_stat_activity WHERE backend_type ~* 'gpusort'};
+
+# 1. without CUDA, no worker; with CUDA, the one the postmaster started
+if (!$cuda)
 {
+	is($node->safe_psql('postgres', q{SELECT build FROM gpusort_info()}), 'CPU-only',
+		'a build without CUDA');
+	# a worker would start once the server is consistent, before its first
+	# connections: two seconds more leave it time to show
+	sleep 2;
+	is($node->safe_psql('postgres', $any_gpusort_process), '0',
+		'a build without CUDA runs no gpusort process');
+	unlike(slurp_file($node->logfile), qr/gpusort GPU service|background worker "gpusort/,
+		'the log shows no gpusort worker');
+	is($node->safe_psql('postgres', q{SELECT engines || ' | ' || gpus FROM gpusort_info()}),
+		'cpu | no usable GPU: gpusort was built without CUDA',
+		'gpusort_info() says why there is no GPU');
 	my ($ret, $gpus, $notice) = $node->psql('postgres', q{SELECT count(*) FROM gpusort_gpus});
-	if ($gpus eq '0')
-	{
-		like($notice, qr/NOTICE:  (no usable GPU|the GPU service is not running): \S.*\nHINT:  gpusort sorts on its CPU engine/,
-			'an empty gpusort_gpus says why');
-	}
-	else
-	{
-		is($notice, '', 'gpusort_gpus with GPUs says nothing more');
-	}
+	is($gpus, '0', 'gpusort_gpus is empty');
+	like($notice, qr/NOTICE:  no usable GPU: gpusort was built without CUDA\nHINT:  gpusort sorts on its CPU engine/,
+		'gpusort_gpus says why');
+	like($node->safe_psql('postgres', q{SET gpusort.engine = gpu; SET gpusort.gpu_min_rows = 0;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT k FROM big ORDER BY k}),
+		qr/Fallback: no usable GPU: gpusort was built without CUDA/,
+		'EXPLAIN ANALYZE of a sort forced to the GPU says why it is not there');
+	is($node->safe_psql('postgres', q{SELECT value > 0 FROM gpusort_stat
+		WHERE what = 'fallbacks' AND detail = 'no usable GPU'}), 't',
+		'and gpusort_stat counted it as a fallback for want of a GPU');
+	is($node->safe_psql('postgres', q{SELECT value FROM gpusort_stat
+		WHERE what = 'now' AND detail = 'staging slots'}), '0', 'no staging slots');
+	is($node->safe_psql('postgres', $check), $native, 'a sort is right');
 }
-is($node->safe_psql('postgres', $check), $native, 'a sort is right');
+SKIP:
+{
+	skip 'a build without CUDA has no GPU service', 12 unless $cuda;
+	my $pid1 = service_pid();
+	like($pid1, qr/^\d+$/, 'the GPU service runs');
+	# (the view's NOTICE, without a GPU, taken here: checked below)
+	my ($gpus_ret, $gpus_agree) = $node->psql('postgres',
+		q{SELECT ((SELECT count(*) FROM gpusort_gpus) > 0) = (engines = 'gpu, cpu') FROM gpusort_info()});
+	is($gpus_agree, 't', 'gpusort_gpus agrees with gpusort_info');
+	# without a GPU the view is empty, and says why
+	{
+		my ($ret, $gpus, $notice) = $node->psql('postgres', q{SELECT count(*) FROM gpusort_gpus});
+		if ($gpus eq '0')
+		{
+			like($notice, qr/NOTICE:  (no usable GPU|the GPU service is not running): \S.*\nHINT:  gpusort sorts on its CPU engine/,
+				'an empty gpusort_gpus says why');
+		}
+		else
+		{
+			is($notice, '', 'gpusort_gpus with GPUs says nothing more');
+		}
+	}
+	is($node->safe_psql('postgres', $check), $native, 'a sort is right');
 
-# 2. pg_terminate_backend of the worker
-my $log_offset = -s $node->logfile;
-is($node->safe_psql('postgres', "SELECT pg_terminate_backend($pid1)"), 't',
-	'the worker can be terminated');
-is($node->safe_psql('postgres', $check), $native, 'a sort while the worker restarts is right');
-ok(wait_for_new_service($pid1), 'the postmaster starts a new worker');
-like(slurp_file($node->logfile, $log_offset),
-	qr/background worker "gpusort GPU service" \(PID $pid1\) exited with exit code 1/,
-	'the worker exited, to be restarted');
-is($node->safe_psql('postgres', $check), $native, 'a sort after the restart is right');
+	# 2. pg_terminate_backend of the worker
+	my $log_offset = -s $node->logfile;
+	is($node->safe_psql('postgres', "SELECT pg_terminate_backend($pid1)"), 't',
+		'the worker can be terminated');
+	is($node->safe_psql('postgres', $check), $native, 'a sort while the worker restarts is right');
+	ok(wait_for_new_service($pid1), 'the postmaster starts a new worker');
+	like(slurp_file($node->logfile, $log_offset),
+		qr/background worker "gpusort GPU service" \(PID $pid1\) exited with exit code 1/,
+		'the worker exited, to be restarted');
+	is($node->safe_psql('postgres', $check), $native, 'a sort after the restart is right');
 
-# 3. SIGKILL of the worker: a crash restart of the server
-my $pid2 = service_pid();
-$log_offset = -s $node->logfile;
-kill 'KILL', $pid2;
-ok(wait_for_new_service($pid2), 'after SIGKILL, the worker comes back');
-like(slurp_file($node->logfile, $log_offset),
-	qr/terminated by signal 9/, 'the postmaster saw the worker killed');
-is($node->safe_psql('postgres', $check), $native, 'a sort after the crash restart is right');
+	# 3. SIGKILL of the worker: a crash restart of the server
+	my $pid2 = service_pid();
+	$log_offset = -s $node->logfile;
+	kill 'KILL', $pid2;
+	ok(wait_for_new_service($pid2), 'after SIGKILL, the worker comes back');
+	like(slurp_file($node->logfile, $log_offset),
+		qr/terminated by signal 9/, 'the postmaster saw the worker killed');
+	is($node->safe_psql('postgres', $check), $native, 'a sort after the crash restart is right');
+}
 
 # 4. a backend terminated while its sort holds a request
 my $tmp = PostgreSQL::Test::Utils::tempdir();
@@ -141,10 +184,14 @@ my $service_wait = $named_waits ? 'GpuSortServiceMain' : 'Extension';
 ok($node->poll_query_until('postgres', qq{
 	SELECT wait_event_type || ':' || wait_event FROM pg_stat_activity WHERE pid = $held},
 	"Extension:$delay_wait"), "the held sort waits on Extension:$delay_wait");
-ok($node->poll_query_until('postgres', qq{
-	SELECT wait_event_type || ':' || wait_event FROM pg_stat_activity
-	 WHERE backend_type = 'gpusort GPU service'}, "Extension:$service_wait"),
-	"the idle GPU service waits on Extension:$service_wait");
+SKIP:
+{
+	skip 'a build without CUDA has no GPU service', 1 unless $cuda;
+	ok($node->poll_query_until('postgres', qq{
+		SELECT wait_event_type || ':' || wait_event FROM pg_stat_activity
+		 WHERE backend_type = 'gpusort GPU service'}, "Extension:$service_wait"),
+		"the idle GPU service waits on Extension:$service_wait");
+}
 SKIP:
 {
 	skip 'pg_wait_events and named extension wait events come with 17', 1 unless $named_waits;
@@ -178,9 +225,8 @@ unlike($out, qr/number of failed transactions: [1-9]/, 'none failed');
 my $after = $node->safe_psql('postgres', q{SELECT sum(value) FROM gpusort_stat WHERE what = 'sorts'});
 cmp_ok($after - $before, '>=', 300, 'gpusort_stat counted every sort');
 nothing_reserved('after 100 sessions');
-is($node->safe_psql('postgres',
-		q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'gpusort GPU service'}),
-	'1', 'one worker throughout');
+is($node->safe_psql('postgres', $any_gpusort_process),
+	$cuda ? '1' : '0', $cuda ? 'one worker throughout' : 'no gpusort process throughout');
 
 # 6. key threads shared among the sorts that are loading or sorting; the
 # sorts here are serial and within the budget whatever the server's

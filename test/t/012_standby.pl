@@ -21,6 +21,8 @@
 #     directories), and the dropped databases and tablespace are gone
 #     (catalog and directories);
 #  4. neither GPU service changed its PID, and neither log shows a crash.
+# A build without CUDA has no GPU service: instead, neither server runs a
+# gpusort process, and the rest holds all the same.
 # What has not returned (or replayed) after 60 s has hung: its test fails,
 # and the test terminates that server's GPU service (a new one has nothing
 # pending) so that it ends and the rest still runs.
@@ -45,6 +47,10 @@ my $primary = gpusort_node('primary', init => { allows_streaming => 1 },
 	conf => "allow_in_place_tablespaces = on\nshared_buffers = 16MB\nmax_connections = 20\n");
 big_table($primary, 30000);
 $primary->safe_psql('postgres', 'CREATE TABLE sort_stop (stop int)');
+$primary->safe_psql('postgres', 'CREATE EXTENSION gpusort');
+my $cuda = $primary->safe_psql('postgres', q{SELECT build FROM gpusort_info()}) eq 'CUDA';
+my $no_gpusort_process =
+  q{SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type ~* 'gpusort'};
 $primary->backup('base');
 my $standby = PostgreSQL::Test::Cluster->new('standby');
 $standby->init_from_backup($primary, 'base', has_streaming => 1);
@@ -89,6 +95,7 @@ sub release
 sub service_back
 {
 	my ($node) = @_;
+	return unless $cuda;
 	local $PostgreSQL::Test::Utils::timeout_default = $hang;
 	$node->poll_query_until('postgres', "SELECT count(*) = 1 FROM ($service_q) s")
 	  or diag('no GPU service came back on ' . $node->name);
@@ -155,15 +162,18 @@ sub standby_count
 # the standby: in recovery, with its GPU service and GpuSort
 is($standby->safe_psql('postgres', 'SELECT pg_is_in_recovery()'), 't', 'the standby is in recovery');
 my ($primary_pid, $standby_pid);
+if ($cuda)
 {
-	local $PostgreSQL::Test::Utils::timeout_default = $hang;
-	ok($standby->poll_query_until('postgres', "SELECT count(*) = 1 FROM ($service_q) s"),
-		'the standby runs a GPU service');
+	{
+		local $PostgreSQL::Test::Utils::timeout_default = $hang;
+		ok($standby->poll_query_until('postgres', "SELECT count(*) = 1 FROM ($service_q) s"),
+			'the standby runs a GPU service');
+	}
+	$primary_pid = $primary->safe_psql('postgres', $service_q);
+	$standby_pid = $standby->safe_psql('postgres', $service_q);
+	like($primary_pid, qr/^\d+$/, 'the primary runs a GPU service');
+	like($standby_pid, qr/^\d+$/, "the standby's GPU service has a PID");
 }
-$primary_pid = $primary->safe_psql('postgres', $service_q);
-$standby_pid = $standby->safe_psql('postgres', $service_q);
-like($primary_pid, qr/^\d+$/, 'the primary runs a GPU service');
-like($standby_pid, qr/^\d+$/, "the standby's GPU service has a PID");
 my $native = native($standby, 'postgres');
 is($native, native($primary, 'postgres'), "PostgreSQL's Sort gives the same rows on both");
 standby_sorts_right('postgres', 'before the DDL');
@@ -258,10 +268,20 @@ is(slurp_file("$tmp/loop.err"), '', 'the loop met no error');
 standby_sorts_right('postgres', 'after the DDL');
 
 # 4. the same services all along; no crash
-is($primary->safe_psql('postgres', $service_q), $primary_pid,
-	"the primary's GPU service kept its PID (nothing had to be released)");
-is($standby->safe_psql('postgres', $service_q), $standby_pid,
-	"the standby's GPU service kept its PID (nothing had to be released)");
+if ($cuda)
+{
+	is($primary->safe_psql('postgres', $service_q), $primary_pid,
+		"the primary's GPU service kept its PID (nothing had to be released)");
+	is($standby->safe_psql('postgres', $service_q), $standby_pid,
+		"the standby's GPU service kept its PID (nothing had to be released)");
+}
+else
+{
+	is($primary->safe_psql('postgres', $no_gpusort_process), 't',
+		'a build without CUDA: the primary ran no gpusort process');
+	is($standby->safe_psql('postgres', $no_gpusort_process), 't',
+		'nor did the standby');
+}
 $standby->stop;
 $primary->stop;
 for my $node ($primary, $standby)
