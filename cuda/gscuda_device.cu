@@ -39,12 +39,27 @@ static char cuda_lost_error[256];
 
 /* ---------- devices ---------- */
 
+/*
+ * An empty kernel, never launched: whether the build has code for a device
+ * is whether the runtime can load it there.  The Makefile's CUDA_ARCH
+ * gives machine code for sm_80 and sm_90 and PTX for sm_90, so Ampere
+ * (8.x) runs sm_80's code, Hopper sm_90's, and later GPUs the PTX compiled
+ * by the driver; a device older than 8.0, or a build for other
+ * architectures, fails here rather than at the first sort.
+ */
+__global__ void
+probe_kernel(void)
+{
+}
+
 /* Create device's context and check that the build can run on it. */
 static void
 init_cuda(int device)
 {
 	int			count = 0;
 	cudaDeviceProp prop;
+	cudaFuncAttributes attr;
+	cudaError_t err;
 
 	GS_CHECK(cudaGetDeviceCount(&count));
 	if (device < 0 || device >= count)
@@ -57,12 +72,15 @@ init_cuda(int device)
 	GS_CHECK(cudaSetDevice(device));
 	GS_CHECK(cudaFree(0));		/* create the context now */
 	GS_CHECK(cudaGetDeviceProperties(&prop, device));
-	if (prop.major < 9)
+	err = cudaFuncGetAttributes(&attr, probe_kernel);
+	if (err != cudaSuccess)
 	{
 		char		buf[400];
 
-		snprintf(buf, sizeof(buf), "%s has compute capability %d.%d; gpusort is built for 9.0",
-				 prop.name, prop.major, prop.minor);
+		(void) cudaGetLastError();
+		snprintf(buf, sizeof(buf),
+				 "%s has compute capability %d.%d, for which this build of gpusort has no code (%s)",
+				 prop.name, prop.major, prop.minor, cudaGetErrorString(err));
 		fail(buf);
 	}
 	snprintf(device_name[device], sizeof(device_name[device]), "%s", prop.name);
