@@ -148,24 +148,53 @@ start_slice(KeyThreadPool *pool, KeyTaskGroup *group, SpillSlice *sl, MemoryCont
 						  Min(sl->n, from + SPILL_TASK_RECORDS));
 }
 
+/*
+ * The two slices, in the spill's memory rather than on the stack: the
+ * backend's write of one slice may raise an ERROR (a full disk, the file
+ * size limit, temp_file_limit, a cancel) while the threads still serialize
+ * the other, and they must not read a stack that the error unwinds, nor
+ * buffers already freed.  The spill's memory goes first (a child of the
+ * batch's, made after the key threads'), and waits for its tasks then.
+ */
+typedef struct SpillState
+{
+	SpillSlice	slices[2];
+	KeyTaskGroup *groups[2];
+	KeyThreadPool *pool;
+	MemoryContextCallback forget;
+} SpillState;
+
+static void
+spill_forget(void *arg)
+{
+	SpillState *st = (SpillState *) arg;
+
+	keythreads_forget_group(st->pool, st->groups[0]);
+	keythreads_forget_group(st->pool, st->groups[1]);
+}
+
 static void
 write_batch_in_threads(SortBatch *batch, RunFile *file, int key_words)
 {
 	MemoryContext cxt = AllocSetContextCreate(batch->cxt, "GpuSort spill",
 											  ALLOCSET_DEFAULT_SIZES);
-	SpillSlice	slices[2];
-	KeyTaskGroup *groups[2];
+	SpillState *st = MemoryContextAllocZero(cxt, sizeof(SpillState));
+	SpillSlice *slices = st->slices;
+	KeyTaskGroup **groups = st->groups;
 	size_t		next = 0;
 	int			cur = 0;
 	bool		pending = false;
 
+	st->pool = batch->pool;
 	for (int s = 0; s < 2; s++)
 	{
-		memset(&slices[s], 0, sizeof(SpillSlice));
 		slices[s].key_words = key_words;
 		slices[s].offsets = MemoryContextAlloc(cxt, sizeof(Size) * (SPILL_SLICE_RECORDS + 1));
 		groups[s] = keythreads_group_create(batch->pool);
 	}
+	st->forget.func = spill_forget;
+	st->forget.arg = st;
+	MemoryContextRegisterResetCallback(cxt, &st->forget);
 
 	/* slice cur is serialized in the threads while the backend writes the other */
 	while (next < batch->ntuples || pending)
