@@ -27,6 +27,9 @@
  * (the transaction ended), the duplicate only keeps the removed file's
  * space until it is closed.  The final merge's threads read the runs the
  * same way (run_merge_window.c), the backend counting what they read.
+ * Every error of a run's file, the threads' too (which the backend raises
+ * for them), names the file, as PostgreSQL's own errors of a temporary
+ * file do.
  *
  *-------------------------------------------------------------------------
  */
@@ -59,6 +62,42 @@ run_file_create(RunFile *rf)
 	rf->size = 0;
 }
 
+/*
+ * The errors of a run's file, worded as buffile.c words a temporary file's
+ * (the layer under Sort's tapes): with the file's path, so that a full
+ * temporary tablespace or a file size limit is found from the message.
+ * err is the errno of the failure, a thread's too (run_file_pwrite,
+ * run_file_pread), or RUN_FILE_EOF where the file ended before the data.
+ */
+void
+run_file_write_error(RunFile *rf, int err)
+{
+	errno = err;
+	ereport(ERROR,
+			(errcode_for_file_access(),
+			 errmsg("could not write to file \"%s\": %m", FilePathName(rf->file))));
+}
+
+void
+run_file_read_error(RunFile *rf, int err)
+{
+	if (err == RUN_FILE_EOF)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("could not read from file \"%s\": unexpected end of file",
+						FilePathName(rf->file))));
+	errno = err;
+	ereport(ERROR,
+			(errcode_for_file_access(),
+			 errmsg("could not read from file \"%s\": %m", FilePathName(rf->file))));
+}
+
+/*
+ * A short write goes on from where it stopped, as buffile.c's does, so that
+ * the error is the one the next write meets (EFBIG past RLIMIT_FSIZE, ENOSPC
+ * on a full disk); one that writes nothing without an error means the disk
+ * is full.
+ */
 static void
 write_at(RunFile *rf, off_t offset, const char *data, Size len)
 {
@@ -70,18 +109,11 @@ write_at(RunFile *rf, off_t offset, const char *data, Size len)
 		errno = 0;
 		written = FileWrite(rf->file, (char *) data, piece, offset,
 							WAIT_EVENT_BUFFILE_WRITE);
-		if (written != (ssize_t) piece)
-		{
-			/* a short write without an error means the disk is full */
-			if (written >= 0 && errno == 0)
-				errno = ENOSPC;
-			ereport(ERROR,
-					(errcode_for_file_access(),
-					 errmsg("could not write to temporary file: %m")));
-		}
-		data += piece;
-		offset += piece;
-		len -= piece;
+		if (written <= 0)
+			run_file_write_error(rf, written == 0 || errno == 0 ? ENOSPC : errno);
+		data += written;
+		offset += written;
+		len -= written;
 	}
 }
 
@@ -136,13 +168,9 @@ run_file_read(RunFile *rf, off_t offset, void *buf, Size len)
 								   WAIT_EVENT_BUFFILE_READ);
 
 		if (got < 0)
-			ereport(ERROR,
-					(errcode_for_file_access(),
-					 errmsg("could not read from temporary file: %m")));
+			run_file_read_error(rf, errno);
 		if (got == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("gpusort: unexpected end of data in a temporary file")));
+			run_file_read_error(rf, RUN_FILE_EOF);
 		p += got;
 		offset += got;
 		len -= got;
@@ -219,8 +247,9 @@ run_file_pwrite(int fd, off_t offset, const char *data, Size len)
 
 /*
  * Read exactly len bytes at offset with a thread's descriptor.  Calls
- * nothing of PostgreSQL: returns 0, or the errno of the failure (EIO where
- * the file ends first).  The backend counts the bytes (run_file_note_read).
+ * nothing of PostgreSQL: returns 0, or the errno of the failure
+ * (RUN_FILE_EOF where the file ends first).  The backend counts the bytes
+ * (run_file_note_read).
  */
 int
 run_file_pread(int fd, off_t offset, char *buf, Size len)
@@ -236,7 +265,7 @@ run_file_pread(int fd, off_t offset, char *buf, Size len)
 			return errno;
 		}
 		if (got == 0)
-			return EIO;
+			return RUN_FILE_EOF;
 		buf += got;
 		offset += got;
 		len -= got;

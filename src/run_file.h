@@ -25,6 +25,11 @@ extern void run_file_read(RunFile *rf, off_t offset, void *buf, Size len);
 extern void run_file_note_read(Size len);
 extern void run_file_close(RunFile *rf);
 
+/* errors of the file, named; err is an errno or RUN_FILE_EOF */
+#define RUN_FILE_EOF	(-1)
+extern void run_file_write_error(RunFile *rf, int err);
+extern void run_file_read_error(RunFile *rf, int err);
+
 /* a thread's own descriptor for the file; run_file.c's head says why */
 extern int	run_file_thread_fd(RunFile *rf);
 extern void run_file_release_thread_fd(int fd);

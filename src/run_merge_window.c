@@ -110,7 +110,8 @@ typedef struct WindowInput
 								 * or -1: the backend reads */
 	off_t		file_size;		/* the file's, for the fill task */
 	Size		thread_read;	/* bytes the task read, to be counted */
-	int			read_errno;		/* the task's read failed */
+	int			read_errno;		/* the task's read failed: an errno, or
+								 * RUN_FILE_EOF */
 	char	   *chunk;
 	Size		chunk_size;
 	Size		chunk_end;		/* bytes in the chunk */
@@ -626,12 +627,7 @@ window_fill_finish(SortRuns *runs, WindowMerge *wm)
 		run_file_note_read(in->thread_read);
 		in->thread_read = 0;
 		if (in->read_errno != 0)
-		{
-			errno = in->read_errno;
-			ereport(ERROR,
-					(errcode_for_file_access(),
-					 errmsg("could not read from temporary file: %m")));
-		}
+			run_file_read_error(&in->run->files[in->file_index], in->read_errno);
 		input_fill(runs, wm, in);
 		for (size_t from = in->nkeyed; from < in->nrec; from += WINDOW_KEY_SLICE)
 		{

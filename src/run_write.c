@@ -257,7 +257,8 @@ struct RunWriter
 	MinimalTuple *sorted;
 	const uint64 *keys;
 	int			key_words;
-	int			fd;				/* the threads' descriptor, or -1 */
+	RunFile    *file;			/* the run's file ... */
+	int			fd;				/* ... the threads' descriptor of it, or -1 */
 	int			nparts;
 	RunWriterPart parts[RUN_WRITER_PARTS];
 	KeyThreadPool *pool;
@@ -382,7 +383,8 @@ start_write_behind(SortRuns *runs, SortBatch *batch, SortedRun *run, int key_wor
 	if (batch->pool == NULL || keythreads_count(batch->pool) == 0)
 		return false;
 	w = MemoryContextAllocZero(batch->cxt, sizeof(RunWriter));
-	w->fd = run_file_thread_fd(&run->files[0]);
+	w->file = &run->files[0];
+	w->fd = run_file_thread_fd(w->file);
 	if (w->fd < 0)
 		return false;
 	w->release.func = release_writer_fd;
@@ -509,12 +511,7 @@ runs_finish_write(SortRuns *runs)
 	for (int p = 0; p < w->nparts; p++)
 	{
 		if (!w->parts[p].finished)
-		{
-			errno = w->parts[p].error ? w->parts[p].error : EIO;
-			ereport(ERROR,
-					(errcode_for_file_access(),
-					 errmsg("could not write to temporary file: %m")));
-		}
+			run_file_write_error(w->file, w->parts[p].error ? w->parts[p].error : EIO);
 	}
 }
 
