@@ -1,47 +1,63 @@
 #!/bin/bash
 # .ci/package.sh: build, check, install and test the Debian package of
-# gpusort, as root on a Debian 12 machine with network.
+# gpusort for one PostgreSQL version, as root on a Debian machine (or
+# chroot) with network that ships that version: 15 on Debian 12, 17 on
+# trixie, 18 on sid, 19 on sid with experimental's PostgreSQL 19
+# (test/chroot.sh makes each).
 #
 #  1. Installs what it needs: test/install-deps.sh (PostgreSQL with its
 #     server headers, the locales the suite assumes) and the packaging tools
 #     (postgresql-server-dev-all for pg_buildext, debhelper, dpkg-dev,
-#     lintian).
+#     lintian); with GPUSORT_PKG_CUDA=1, Debian's CUDA toolkit too
+#     (nvidia-cuda-toolkit and nvidia-cuda-toolkit-gcc, from non-free,
+#     which apt's sources must then have).
 #  2. Copies the tree (the files git knows, or all of it outside git) to a
 #     scratch directory, makes the orig tarball from it and builds the
 #     source and binary packages there (dpkg-buildpackage, debian/rules),
-#     for one PostgreSQL version (GPUSORT_PKG_PG, default 15).  With nvcc
-#     under CUDA_HOME the package carries the CUDA engine, without it (CI)
-#     it is CPU-only; GPUSORT_PKG_PROFILES=nocuda forces CPU-only.
-#  3. Runs lintian on the .changes (source, package, debug symbols) and
-#     fails on any error or warning.
+#     for one PostgreSQL version (GPUSORT_PKG_PG, default 15), which
+#     pg_buildext is told is the one supported (PG_SUPPORTED_VERSIONS: 19,
+#     from experimental, is not among sid's).  CPU-only, with the build
+#     profile pkg.gpusort.nocuda, unless GPUSORT_PKG_CUDA=1: then with the
+#     CUDA engine, built by Debian's toolkit and linked with its libcudart.
+#  3. Runs lintian, the distribution's own, on the .changes (source,
+#     package, debug symbols) and fails on any error or warning.
 #  4. Under the lock GPUSORT_PKG_LOCK (default /tmp/gpusort-test.lock, the
 #     lock that test runs on a shared machine take around install and test):
 #     sets aside a gpusort that "make install" left in the same directories
 #     (dpkg would overwrite it, and purging would then remove it), installs
-#     the package and checks with dpkg -S that the gpusort.so, control and
-#     SQL files PostgreSQL loads are the package's; makes a cluster the
-#     Debian way (pg_createcluster, port GPUSORT_PKG_PORT, default 5439 or
-#     the next free one, en_US.UTF-8) with gpusort preloaded and the
-#     settings test/run.sh gives its own server, starts it (pg_ctlcluster)
-#     and runs "make installcheck" against it as postgres; then drops the
-#     cluster, purges the package, checks that it left nothing behind, and
-#     puts back what was set aside.
+#     the package (with the libcudart it depends on, where built with CUDA)
+#     and checks with dpkg -S that the gpusort.so, control and SQL files
+#     PostgreSQL loads are the package's; makes a cluster the Debian way
+#     (pg_createcluster, port GPUSORT_PKG_PORT, default 5439 or the next
+#     free one, en_US.UTF-8) with gpusort preloaded and the settings
+#     test/run.sh gives its own server, starts it (pg_ctlcluster) and runs
+#     "make installcheck" against it as postgres (the tests of
+#     GPUSORT_PKG_TESTS, default all); then drops the cluster, purges the
+#     package, checks that it left nothing behind, and puts back what was
+#     set aside.
+#
+# GPUSORT_PKG_OUT: a directory to copy the built .deb files to, with, for
+# a CUDA build, the libcudart package they depend on (apt-get download):
+# what test/gpu/package.sh installs on the GPU test host.
 #
 # Prints each step's time and the total; the exit status is 0 only if all
 # passed.  Everything is undone on failure too (cluster, package, scratch
 # directory; GPUSORT_PKG_KEEP=1 keeps the scratch directory).
 #
-# CI (.ci/run) runs it in a Debian 12 chroot of its own (test/chroot.sh
-# run DIR 15 -- .ci/package.sh), where no "make install" ever put gpusort
-# and no other pass uses what the package installs.  On two cores, with the
-# CPU-only build: about 1.5 minutes to install the tools, build and lint,
-# then the regression suite, 4.5 minutes on a quiet machine and up to 10 on
-# a busy one (as long as test/run.sh's regression pass).
+# CI runs it in a chroot of its own for each version (test/chroot.sh run
+# DIR V GPUSORT_PKG_PG=V -- .ci/package.sh), where no "make install" ever
+# put gpusort and no other pass uses what the package installs.  On two
+# cores, with the CPU-only build: 1 to 2 minutes to install the tools,
+# build and lint, then the regression suite, 4.5 minutes on a quiet
+# machine and up to 10 on a busy one (as long as test/run.sh's regression
+# pass).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 pg=${GPUSORT_PKG_PG:-15}
 lock=${GPUSORT_PKG_LOCK:-/tmp/gpusort-test.lock}
+cuda=${GPUSORT_PKG_CUDA:-0}
+export DEBIAN_FRONTEND=noninteractive
 cluster=pkgtest
 pkg=postgresql-$pg-gpusort
 started=$SECONDS
@@ -57,13 +73,19 @@ step() {
 step "dependencies"
 PG_MAJOR=$pg "$root/test/install-deps.sh"
 need=()
-for p in postgresql-server-dev-all debhelper dpkg-dev build-essential lintian; do
+tools=(postgresql-server-dev-all debhelper dpkg-dev build-essential lintian)
+[ "$cuda" = 1 ] && tools+=(nvidia-cuda-toolkit nvidia-cuda-toolkit-gcc)
+for p in "${tools[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing: ${need[*]}"
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  if [ "$cuda" = 1 ] && ! apt-cache show nvidia-cuda-toolkit-gcc >/dev/null 2>&1; then
+    echo "package.sh: GPUSORT_PKG_CUDA=1 needs Debian's CUDA toolkit: add non-free (and contrib) to apt's sources" >&2
+    exit 1
+  fi
+  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
 # --- 2. build in a copy of the tree ------------------------------------------
@@ -113,12 +135,25 @@ tar -C "$work" --exclude="gpusort-$upstream/debian" -cJf "$work/gpusort_$upstrea
 cd "$src"
 export PG_SUPPORTED_VERSIONS=$pg
 pg_buildext updatecontrol
-dpkg-buildpackage -us -uc ${GPUSORT_PKG_PROFILES:+-P"$GPUSORT_PKG_PROFILES"} > "$work/build.log" 2>&1 || {
+profiles=()
+[ "$cuda" = 1 ] || profiles=(-Ppkg.gpusort.nocuda)
+dpkg-buildpackage -us -uc "${profiles[@]}" > "$work/build.log" 2>&1 || {
   tail -50 "$work/build.log"; echo "package.sh: dpkg-buildpackage failed"; exit 1; }
 changes=$(ls "$work"/gpusort_"$version"_*.changes)
 deb=$(ls "$work/${pkg}_${version}"_*.deb)
 echo "built: $(cd "$work" && ls *.deb *.ddeb *.dsc 2>/dev/null | tr '\n' ' ')"
 dpkg-deb -f "$deb" Description | grep -i 'engines in this build' || true
+dpkg-deb -f "$deb" Section Depends Suggests
+if [ -n "${GPUSORT_PKG_OUT:-}" ]; then
+  mkdir -p "$GPUSORT_PKG_OUT"
+  rm -f "$GPUSORT_PKG_OUT"/*.deb
+  cp "$work"/*.deb "$GPUSORT_PKG_OUT"/
+  # the CUDA runtime the package links, as a package of its own
+  for d in $(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed -n 's/^ *\(libcudart[^ ]*\).*/\1/p'); do
+    (cd "$GPUSORT_PKG_OUT" && apt-get download -q "$d" >/dev/null)
+  done
+  echo "copied to $GPUSORT_PKG_OUT: $(cd "$GPUSORT_PKG_OUT" && ls | tr '\n' ' ')"
+fi
 
 # --- 3. lintian -----------------------------------------------------------------
 step "lintian"
@@ -151,7 +186,7 @@ for f in "$pkglibdir"/gpusort.so "$extdir"/gpusort.control "$extdir"/gpusort--*.
   echo "set aside (make install's): $f"
 done
 installed=1
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$deb" >/dev/null
+apt-get install -y -qq --no-install-recommends "$deb" >/dev/null
 # the files the server loads are the package's
 for f in "$pkglibdir"/gpusort.so "$extdir"/gpusort.control "$extdir"/gpusort--"$upstream".sql; do
   owner=$(dpkg -S "$f" 2>/dev/null | cut -d: -f1 || true)
@@ -161,7 +196,13 @@ echo "installed $pkg $version: $(dpkg -L "$pkg" | grep -c '') paths, gpusort.so 
 
 step "cluster and make installcheck"
 port=${GPUSORT_PKG_PORT:-5439}
-while ss -Hltn "sport = :$port" | grep -q . || pg_lsclusters -h | awk '{print $3}' | grep -qx "$port"; do
+# taken: something listens there (a chroot may lack ss: bash's /dev/tcp),
+# or a cluster is configured for it
+port_taken() {
+  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null ||
+    pg_lsclusters -h | awk '{print $3}' | grep -qx "$1"
+}
+while port_taken "$port"; do
   port=$((port + 1))
 done
 if pg_lsclusters -h | awk -v v="$pg" -v c="$cluster" '$1 == v && $2 == c' | grep -q .; then
@@ -183,6 +224,7 @@ cp -r "$src" "$tests"
 chown -R postgres "$tests"
 runuser -u postgres -- env LC_ALL=en_US.UTF-8 LANG=en_US.UTF-8 \
   make -C "$tests" installcheck PG_CONFIG="$bindir/pg_config" USE_CUDA=0 \
+    ${GPUSORT_PKG_TESTS:+REGRESS="$GPUSORT_PKG_TESTS"} \
     PGHOST=/var/run/postgresql PGPORT="$port" PGUSER=postgres || {
   cat "$tests/regression.diffs" 2>/dev/null | head -200
   echo "package.sh: make installcheck failed"; exit 1; }
