@@ -2,15 +2,16 @@
 -- 190_privileges: who may read gpusort's views and call its functions, as
 -- a role that has LOGIN and nothing else, and the update from 0.1.
 --
--- The rule (gpusort--0.2.sql says why): the server-wide views gpusort_gpus
+-- The rule (gpusort--0.3.sql says why): the server-wide views gpusort_gpus
 -- and gpusort_stat and the functions behind them are for superusers and
 -- members of pg_read_all_stats (pg_monitor is one); gpusort_info() and
 -- gpusort_backend_memory() are PUBLIC.  A view and its function always
 -- agree.  Then ALTER EXTENSION gpusort UPDATE from 0.1 (whose views were
 -- denied and whose functions were PUBLIC) ends with the privileges of a
--- fresh 0.2, and warns of grants it leaves half-working.  Roles are
--- cluster-wide: regress_gpusort_*, dropped at the end; the database keeps
--- gpusort, at 0.2.
+-- fresh install, and warns of grants it leaves half-working (TAP
+-- 015_update_privileges follows users' grants through every update path,
+-- pg_dump and pg_restore).  Roles are cluster-wide: regress_gpusort_*,
+-- dropped at the end; the database keeps gpusort, at its default version.
 --
 -- an empty gpusort_gpus says why in a NOTICE: not here, where the GPU
 -- host and a machine without GPU share the output
@@ -102,7 +103,7 @@ RESET SESSION AUTHORIZATION;
 --
 -- ALTER EXTENSION gpusort UPDATE from 0.1
 --
--- the privileges of this fresh 0.2 (installed by pg_regress), by object
+-- the privileges of this fresh install (by pg_regress), by object
 -- name, and what the extension recorded as its own (pg_init_privs, which
 -- pg_dump compares with)
 CREATE TEMP VIEW gpusort_acl AS
@@ -139,7 +140,7 @@ SELECT count(*) >= 0 AS readable FROM gpusort_gpus;
 RESET SESSION AUTHORIZATION;
 
 -- a plain update, with no such grants: the privileges, and what the
--- extension recorded as its own, are those of a fresh 0.2
+-- extension recorded as its own, are those of a fresh install
 DROP EXTENSION gpusort;
 CREATE EXTENSION gpusort VERSION '0.1';
 ALTER EXTENSION gpusort UPDATE;

@@ -45,12 +45,13 @@
 #include "service.h"
 #include "settings.h"
 #include "shmem.h"
+#include "sort_budget.h"
 
 PG_MODULE_MAGIC;
 
 void		_PG_init(void);
 
-#define GPUSORT_VERSION "0.2"
+#define GPUSORT_VERSION "0.3"
 
 void
 _PG_init(void)
@@ -63,22 +64,29 @@ _PG_init(void)
 }
 
 /*
- * gpusort_info(): one row describing this build of gpusort and the GPUs its
- * service uses (or why there are none), as the service published them.
+ * gpusort_info(): one row describing this build of gpusort, the GPUs its
+ * service uses (or why there are none), as the service published them, and
+ * the memory its default budgets are taken from (sort_budget.c).  The
+ * column memory came with 0.3: declared by an older version's SQL, which
+ * runs this library until ALTER EXTENSION UPDATE, the row has the first
+ * four columns only.
  */
 PG_FUNCTION_INFO_V1(gpusort_info);
 Datum
 gpusort_info(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[4];
-	bool		nulls[4] = {false, false, false, false};
+	Datum		values[5];
+	bool		nulls[5] = {false, false, false, false, false};
 	StringInfoData gpus;
+	StringInfoData memory;
 	char	   *why = NULL;
 	bool		gpu_ok;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
+	if (tupdesc->natts != 4 && tupdesc->natts != 5)
+		elog(ERROR, "gpusort_info() must return 4 or 5 columns, not %d", tupdesc->natts);
 	tupdesc = BlessTupleDesc(tupdesc);
 
 	gpu_ok = gpu_engine_available(&why);
@@ -93,6 +101,9 @@ gpusort_info(PG_FUNCTION_ARGS)
 #endif
 	values[2] = CStringGetTextDatum(gpu_ok ? "gpu, cpu" : "cpu");
 	values[3] = CStringGetTextDatum(gpus.data);
+	initStringInfo(&memory);
+	budget_describe_memory(&memory);
+	values[4] = CStringGetTextDatum(memory.data);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -135,6 +135,18 @@ physical_memory(void)
 	return (Size) pages * (Size) page_size;
 }
 
+/* gpusort_info()'s memory: what the default budgets are taken from */
+void
+budget_describe_memory(StringInfo buf)
+{
+	Size		ram = physical_memory();
+
+	if (ram == 0)
+		appendStringInfoString(buf, "physical memory unknown (the system does not say)");
+	else
+		appendStringInfo(buf, "physical memory %.1f GB", (double) ram / (1024.0 * MEGABYTE));
+}
+
 /*
  * gpusort.max_memory, in bytes.  -1, the default, is an eighth of the
  * server's budget (so a sixteenth of the machine's memory when that is -1

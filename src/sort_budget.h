@@ -11,6 +11,8 @@
 
 #include "postgres.h"
 
+#include "lib/stringinfo.h"
+
 /* What one sort holds of the budget; lives in the sort's memory. */
 typedef struct BudgetShare
 {
@@ -24,6 +26,7 @@ extern void budget_hold(BudgetShare *share, Size bytes);
 extern Size budget_available(BudgetShare *share);
 extern Size budget_total(void);
 extern Size budget_server_limit(void);
+extern void budget_describe_memory(StringInfo buf);
 
 /* what a sort may always hold, whatever the others hold */
 #define BUDGET_SORT_MINIMUM		((Size) 1024 * 1024)

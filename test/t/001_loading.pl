@@ -88,9 +88,9 @@ is($node->safe_psql('postgres', "LOAD 'gpusort'; SHOW gpusort.engine"),
 $node->safe_psql('postgres', 'CREATE EXTENSION gpusort');
 my $info = $node->safe_psql('postgres',
 	q{SELECT version, build IN ('CUDA', 'CPU-only'), engines LIKE '%cpu%', count(*) OVER () FROM gpusort_info()});
-is($info, '0.2|t|t|1', 'gpusort_info() returns one row (no preload)');
+is($info, '0.3|t|t|1', 'gpusort_info() returns one row (no preload)');
 is($node->safe_psql('postgres', q{SELECT extversion FROM pg_extension WHERE extname = 'gpusort'}),
-	'0.2', 'extension installed');
+	'0.3', 'extension installed');
 
 # 2. session_preload_libraries
 $node->safe_psql('postgres', q{ALTER SYSTEM SET session_preload_libraries = 'gpusort'});
@@ -123,7 +123,7 @@ check_session('shared_preload_libraries, database without the extension', 'other
 # 4. and the extension in the preloaded server
 $info = $node->safe_psql('postgres',
 	q{SELECT version, build IN ('CUDA', 'CPU-only'), engines LIKE '%cpu%' FROM gpusort_info()});
-is($info, '0.2|t|t', 'gpusort_info() returns a row (shared_preload_libraries)');
+is($info, '0.3|t|t', 'gpusort_info() returns a row (shared_preload_libraries)');
 $node->safe_psql('other', 'CREATE EXTENSION gpusort');
 is($node->safe_psql('other', q{SELECT count(*) FROM gpusort_info()}), '1',
 	'CREATE EXTENSION in another database');
