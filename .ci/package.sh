@@ -150,7 +150,7 @@ if [ -n "${GPUSORT_PKG_OUT:-}" ]; then
   cp "$work"/*.deb "$GPUSORT_PKG_OUT"/
   # the CUDA runtime the package links, as a package of its own
   for d in $(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed -n 's/^ *\(libcudart[^ ]*\).*/\1/p'); do
-    (cd "$GPUSORT_PKG_OUT" && apt-get download -q "$d" >/dev/null)
+    (cd "$GPUSORT_PKG_OUT" && apt-get -o APT::Sandbox::User=root download -q "$d" >/dev/null)
   done
   echo "copied to $GPUSORT_PKG_OUT: $(cd "$GPUSORT_PKG_OUT" && ls | tr '\n' ' ')"
 fi
