@@ -175,7 +175,10 @@ BEGIN
   RETURN log;
 END $$;
 
-SELECT version, build IN ('CUDA', 'CPU-only') AS known_build, engines LIKE '%cpu%' AS has_cpu
+-- memory: what the default budgets are taken from, and why (TAP
+-- 016_machine_memory checks its figures against the machine's)
+SELECT version, build IN ('CUDA', 'CPU-only') AS known_build, engines LIKE '%cpu%' AS has_cpu,
+       memory ~ '^(physical memory [0-9.]+ GB|cgroup v[12] limit [0-9.]+ GB \(/.*\), below physical memory [0-9.]+ GB)' AS memory_known
   FROM gpusort_info();
 
 -- a check that passes

@@ -27,7 +27,7 @@ int			gpusort_min_rows = 100000;
 int			gpusort_engine = GPUSORT_ENGINE_AUTO;
 int			gpusort_key_width = GPUSORT_MAX_KEY_BYTES;
 int			gpusort_max_memory_kb = -1;	/* -1: derived (sort_budget.c) */
-int			gpusort_server_memory_kb = -1;	/* -1: half the physical memory */
+int			gpusort_server_memory_kb = -1;	/* -1: half the machine's memory */
 int			gpusort_gpu_memory_kb = 0;	/* 0: whatever the GPU has free */
 int			gpusort_gpu_algorithm = GPUSORT_ALGO_AUTO;
 int			gpusort_gpu_min_rows = 1000000;
@@ -125,7 +125,8 @@ settings_init(void)
 							"A sort whose input outgrows what is left to it writes "
 							"sorted runs to temporary files and merges them.  -1 means "
 							"an eighth of gpusort.server_memory, or a sixteenth of the "
-							"server's physical memory where there is no server budget.",
+							"server's memory (physical, or its cgroup's limit where "
+							"lower) where there is no server budget.",
 							&gpusort_max_memory_kb,
 							-1, -1, MAX_KILOBYTES,
 							PGC_SUSET, GUC_UNIT_KB,
@@ -133,9 +134,10 @@ settings_init(void)
 
 	DefineCustomIntVariable("gpusort.server_memory",
 							"Host memory the GpuSorts of all backends may hold together.",
-							"-1 means half the server's physical memory, 0 no limit "
-							"beyond each backend's gpusort.max_memory.  Needs gpusort "
-							"in shared_preload_libraries.",
+							"-1 means half the server's memory (its physical memory, "
+							"or its cgroup's memory limit where that is lower), 0 no "
+							"limit beyond each backend's gpusort.max_memory.  Needs "
+							"gpusort in shared_preload_libraries.",
 							&gpusort_server_memory_kb,
 							-1, -1, MAX_KILOBYTES,
 							PGC_SIGHUP, GUC_UNIT_KB,

@@ -27,6 +27,12 @@
  * that it finishes rather than fail; so either budget can be passed by at
  * most that much per sort that runs at the same time.
  *
+ * Both default to shares of the machine's memory: its physical memory or,
+ * where the server runs in a cgroup with a lower memory limit (a container,
+ * a systemd unit's MemoryMax=), that limit (cgroup_memory.c), since the
+ * kernel ends a process that passes it whatever the machine has left;
+ * gpusort_info()'s column memory says which it is, and why.
+ *
  * A sort's share lives in its memory context and is given back by that
  * context's reset callback, so an ERROR, a cancel or the end of a portal
  * give it back with the memory, and the count never leaks.  Parallel
@@ -42,6 +48,7 @@
 #include "storage/ipc.h"
 #include "utils/memutils.h"
 
+#include "cgroup_memory.h"
 #include "shmem.h"
 #include "settings.h"
 #include "sort_budget.h"
@@ -135,16 +142,82 @@ physical_memory(void)
 	return (Size) pages * (Size) page_size;
 }
 
+static double
+gigabytes(Size bytes)
+{
+	return (double) bytes / (1024.0 * MEGABYTE);
+}
+
+/*
+ * The memory the default budgets are taken from, in bytes (0: unknown): the
+ * machine's physical memory or, where it is lower, the limit of the
+ * process's cgroup (cgroup_memory.c); and, in *why (when not NULL), which it
+ * is and why, for gpusort_info().  Found once per process: neither changes
+ * while the server runs, short of moving it to another cgroup.
+ */
+static Size
+machine_memory(const char **why)
+{
+	static bool known = false;
+	static Size bytes = 0;
+	static char description[2 * CGROUP_PATH_LEN];
+
+	if (!known)
+	{
+		Size		ram = physical_memory();
+		CgroupMemory cg;
+
+		(void) cgroup_memory_limit("/proc/self/cgroup", "/proc/self/mountinfo", &cg);
+		if (cg.limit > 0 && (ram == 0 || cg.limit < ram))
+		{
+			bytes = (Size) cg.limit;
+			if (ram > 0)
+				snprintf(description, sizeof(description),
+						 "cgroup v%d limit %.1f GB (%s), below physical memory %.1f GB",
+						 cg.version, gigabytes(bytes), cg.file, gigabytes(ram));
+			else
+				snprintf(description, sizeof(description),
+						 "cgroup v%d limit %.1f GB (%s); physical memory unknown",
+						 cg.version, gigabytes(bytes), cg.file);
+		}
+		else if (ram > 0)
+		{
+			bytes = ram;
+			if (cg.limit > 0)
+				snprintf(description, sizeof(description),
+						 "physical memory %.1f GB, below the cgroup v%d limit %.1f GB (%s)",
+						 gigabytes(ram), cg.version, gigabytes((Size) cg.limit), cg.file);
+			else if (cg.version > 0 && cg.file[0] != '\0')
+				snprintf(description, sizeof(description),
+						 "physical memory %.1f GB; no cgroup v%d limit (%s)",
+						 gigabytes(ram), cg.version, cg.file);
+			else if (cg.version > 0)
+				snprintf(description, sizeof(description),
+						 "physical memory %.1f GB; no cgroup v%d memory limit",
+						 gigabytes(ram), cg.version);
+			else
+				snprintf(description, sizeof(description),
+						 "physical memory %.1f GB; no cgroup memory controller found",
+						 gigabytes(ram));
+		}
+		else
+			snprintf(description, sizeof(description),
+					 "unknown: the system gives neither its physical memory nor a cgroup limit");
+		known = true;
+	}
+	if (why)
+		*why = description;
+	return bytes;
+}
+
 /* gpusort_info()'s memory: what the default budgets are taken from */
 void
 budget_describe_memory(StringInfo buf)
 {
-	Size		ram = physical_memory();
+	const char *why;
 
-	if (ram == 0)
-		appendStringInfoString(buf, "physical memory unknown (the system does not say)");
-	else
-		appendStringInfo(buf, "physical memory %.1f GB", (double) ram / (1024.0 * MEGABYTE));
+	(void) machine_memory(&why);
+	appendStringInfoString(buf, why);
 }
 
 /*
@@ -172,7 +245,7 @@ budget_total(void)
 		return Max(TYPEALIGN_DOWN(MEGABYTE, server / 8), BUDGET_DERIVED_MINIMUM);
 	if (derived == 0)
 	{
-		Size		ram = physical_memory();
+		Size		ram = machine_memory(NULL);
 
 		derived = ram > 0 ? Max(TYPEALIGN_DOWN(MEGABYTE, ram / 16), BUDGET_DERIVED_MINIMUM)
 			: BUDGET_DERIVED_UNKNOWN;
@@ -182,8 +255,8 @@ budget_total(void)
 
 /*
  * gpusort.server_memory, in bytes, -1 resolved to half the machine's
- * physical memory; 0 where there is no server budget (not preloaded, or
- * set to 0).
+ * memory (machine_memory); 0 where there is no server budget (not
+ * preloaded, or set to 0).
  */
 Size
 budget_server_limit(void)
@@ -196,7 +269,7 @@ budget_server_limit(void)
 		return (Size) gpusort_server_memory_kb * 1024;
 	if (half_of_ram == 0)
 	{
-		Size		ram = physical_memory();
+		Size		ram = machine_memory(NULL);
 
 		/* unknown: eight times the unknown machine's derived backend budget */
 		half_of_ram = ram > 0 ? ram / 2 : 8 * BUDGET_DERIVED_UNKNOWN;
