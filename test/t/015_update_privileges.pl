@@ -16,13 +16,14 @@
 #  2. compared with a fresh install of the target version in another
 #     database, given the same grants afterwards: the extension's objects
 #     (pg_describe_object of its members, their definitions and comments),
-#     their ACLs, and pg_init_privs of its members are the same;
+#     their ACLs, pg_init_privs of its members, and the roles recorded as
+#     depending on them (pg_shdepend) are the same;
 #  3. pg_dump -Fc of the database, pg_restore into a new one (the
 #     extension is created there at the default version): no error; viewer
 #     reads gpusort_stat and calls gpusort_info() there, a role with LOGIN
-#     alone does neither; and the restored database's ACLs and
-#     pg_init_privs are those of a fresh install of the default version
-#     with the same grants.
+#     alone does neither; and the restored database's ACLs, pg_init_privs
+#     and roles' dependencies are those of a fresh install of the default
+#     version with the same grants.
 use strict;
 use warnings;
 
@@ -89,6 +90,20 @@ SELECT coalesce(string_agg(line, E'\n' ORDER BY line), 'none') FROM (
            WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
              AND e.extname = 'gpusort')) x};
 
+# the roles the members depend on (pg_shdepend: ACL entries, and from 17
+# on initial privileges), as PostgreSQL recorded them
+my $role_deps = q{
+SELECT coalesce(string_agg(line, E'\n' ORDER BY line), 'none') FROM (
+  SELECT pg_describe_object(s.classid, s.objid, s.objsubid) || ' | ' || s.refobjid::regrole
+         || ' | ' || s.deptype::text AS line
+    FROM pg_shdepend s
+   WHERE s.dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+     AND s.refclassid = 'pg_authid'::regclass
+     AND (s.classid, s.objid) IN
+         (SELECT d.classid, d.objid FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid
+           WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
+             AND e.extname = 'gpusort')) x};
+
 sub state_of
 {
 	my ($db) = @_;
@@ -96,7 +111,8 @@ sub state_of
 		$node->safe_psql($db, q{SELECT extversion FROM pg_extension WHERE extname = 'gpusort'}),
 		$node->safe_psql($db, $members),
 		$node->safe_psql($db, $acls),
-		$node->safe_psql($db, $init_privs));
+		$node->safe_psql($db, $init_privs),
+		$node->safe_psql($db, $role_deps));
 }
 
 # whether role may do it in db
@@ -142,6 +158,8 @@ for my $i (0 .. $#versions - 1)
 		is($state[1], $fresh{$to}[1], "$path: the same objects as a fresh $to");
 		is($state[2], $fresh{$to}[2], "$path: the same ACLs as a fresh $to with the same grants");
 		is($state[3], $fresh{$to}[3], "$path: the same pg_init_privs as a fresh $to");
+		is($state[4], $fresh{$to}[4],
+			"$path: the same roles recorded as depending on them as in a fresh $to");
 
 		# 3. through pg_dump and pg_restore
 		my $dump = "$dumpdir/$db.dump";
@@ -155,6 +173,8 @@ for my $i (0 .. $#versions - 1)
 		is($restored[2], $fresh{$default}[2],
 			"$path: restored, the ACLs of a fresh $default with the same grants");
 		is($restored[3], $fresh{$default}[3], "$path: restored, the pg_init_privs of a fresh $default");
+		is($restored[4], $fresh{$default}[4],
+			"$path: restored, the roles' dependencies of a fresh $default");
 		is(may("restored_$db", 'viewer', 'SELECT count(*) FROM gpusort_stat'), 'yes',
 			"$path: restored, viewer reads gpusort_stat");
 		is(may("restored_$db", 'viewer', 'SELECT version FROM gpusort_info()'), 'yes',
