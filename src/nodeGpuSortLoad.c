@@ -853,8 +853,10 @@ load_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 /*
  * From the GpuSort's begin: the load node directly below the Gather that
  * is child, in the leader, now with a share of the backend's budget (in
- * the query's memory, CurrentMemoryContext) for the chunks in flight;
- * NULL if child is not such a Gather.
+ * the query's memory, CurrentMemoryContext) for the chunks in flight, which
+ * counts the Gather's workers, as planned, for the backend's default budget
+ * (work_mem each, as a parallel Sort has: sort_budget.c); NULL if child is
+ * not such a Gather.
  */
 GpuSortLoadState *
 gpusort_load_below(PlanState *child)
@@ -870,6 +872,7 @@ gpusort_load_below(PlanState *child)
 		return NULL;
 	load = (GpuSortLoadState *) below;
 	budget_join(&load->budget_share, CurrentMemoryContext);
+	budget_count_workers(&load->budget_share, ((Gather *) child->plan)->num_workers);
 	return load;
 }
 

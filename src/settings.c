@@ -26,7 +26,8 @@ bool		gpusort_enabled = true;
 int			gpusort_min_rows = 100000;
 int			gpusort_engine = GPUSORT_ENGINE_AUTO;
 int			gpusort_key_width = GPUSORT_MAX_KEY_BYTES;
-int			gpusort_max_memory_kb = -1;	/* -1: derived (sort_budget.c) */
+int			gpusort_max_memory_kb = -1;	/* -1: derived, work_mem at least
+												 * (sort_budget.c) */
 int			gpusort_server_memory_kb = -1;	/* -1: half the machine's memory */
 int			gpusort_gpu_memory_kb = 0;	/* 0: whatever the GPU has free */
 int			gpusort_gpu_algorithm = GPUSORT_ALGO_AUTO;
@@ -124,9 +125,12 @@ settings_init(void)
 							"(tuples, keys, workspace, merge buffers).",
 							"A sort whose input outgrows what is left to it writes "
 							"sorted runs to temporary files and merges them.  -1 means "
-							"an eighth of gpusort.server_memory, or a sixteenth of the "
+							"the larger of work_mem for each process that sorts (the "
+							"backend and the workers of its parallel GpuSorts) and an "
+							"eighth of gpusort.server_memory, or a sixteenth of the "
 							"server's memory (physical, or its cgroup's limit where "
-							"lower) where there is no server budget.",
+							"lower) where there is no server budget; each sort may "
+							"then hold work_mem, whatever the others hold.",
 							&gpusort_max_memory_kb,
 							-1, -1, MAX_KILOBYTES,
 							PGC_SUSET, GUC_UNIT_KB,

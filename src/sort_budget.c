@@ -11,6 +11,21 @@
  * workspace, as it grows; its merge buffers), and a sort's batch may grow to
  * what the others leave of the budget at that moment.
  *
+ * The default, gpusort.max_memory = -1, gives a sort never less than
+ * PostgreSQL's Sort would have for the same plan: work_mem for each process
+ * that sorts.  The backend's budget is the larger of a share of the
+ * machine (an eighth of gpusort.server_memory, or a sixteenth of the
+ * machine's memory where there is no server budget; budget_total) and
+ * work_mem for each process that sorts with the backend: itself, and the
+ * workers of each parallel GpuSort of its query (nodeGpuSortLoad.c counts
+ * them, as planned, from the query's start to its end), since a parallel
+ * Sort has work_mem in each of them, and a parallel GpuSort puts all their
+ * rows into the one sort of the leader.  And each sort may hold work_mem,
+ * whatever the backend's other sorts hold, as each Sort node may.  Both
+ * yield to the server's budget, which still bounds every sort of the
+ * server together.  A gpusort.max_memory set to a size is the backend's
+ * budget, and nothing more.
+ *
  * A backend's budget alone would let a server with hundreds of connections
  * hold hundreds of times gpusort.max_memory.  So, where gpusort is preloaded,
  * what each backend's sorts hold is also added up in shared memory, and a
@@ -45,6 +60,7 @@
 
 #include <unistd.h>
 
+#include "miscadmin.h"
 #include "storage/ipc.h"
 #include "utils/memutils.h"
 
@@ -57,6 +73,9 @@
 
 /* what the backend's sorts hold together */
 static Size backend_in_use = 0;
+
+/* parallel workers that sort with the backend now (budget_count_workers) */
+static int	backend_workers = 0;
 
 /*
  * Whether backend_in_use is in the server's total: not yet (nothing held
@@ -109,6 +128,8 @@ budget_release(void *arg)
 
 	move_held(share->held, 0);
 	share->held = 0;
+	backend_workers -= share->workers;
+	share->workers = 0;
 }
 
 /* A new sort, whose share lives as long as owner's memory. */
@@ -116,10 +137,31 @@ void
 budget_join(BudgetShare *share, MemoryContext owner)
 {
 	share->held = 0;
+	share->workers = 0;
 	share->server_bound = false;
 	share->release.func = budget_release;
 	share->release.arg = share;
 	MemoryContextRegisterResetCallback(owner, &share->release);
+}
+
+/*
+ * The share's sort has parallel workers that sort for it (a parallel
+ * GpuSort's load), as many as planned: while the share lives, the
+ * backend's default budget counts work_mem for each of them too.
+ */
+void
+budget_count_workers(BudgetShare *share, int workers)
+{
+	workers = Max(workers, 0);
+	backend_workers += workers - share->workers;
+	share->workers = workers;
+}
+
+/* work_mem for each process that sorts with the backend, in bytes */
+static Size
+work_mem_of_processes(void)
+{
+	return (Size) work_mem * 1024 * (Size) (1 + backend_workers);
 }
 
 /* The sort holds bytes now. */
@@ -221,26 +263,22 @@ budget_describe_memory(StringInfo buf)
 }
 
 /*
- * gpusort.max_memory, in bytes.  -1, the default, is an eighth of the
+ * The machine's share of gpusort.max_memory = -1: an eighth of the
  * server's budget (so a sixteenth of the machine's memory when that is -1
  * too), or a sixteenth of the machine's memory where there is no server
  * budget, in whole megabytes and never under BUDGET_DERIVED_MINIMUM.  A
  * fixed default is wrong at one end or the other: 2 GB, the default
  * before, is an eighth of a 16 GB machine for one backend, and makes a
  * 50M-row sort on a 128 GB machine write runs that it has the memory to
- * avoid.  The server's budget
- * is what keeps hundreds of connections safe; this one keeps a few large
- * sorts from taking all of it.
+ * avoid.  The server's budget is what keeps hundreds of connections safe;
+ * this one keeps a few large sorts from taking all of it.
  */
-Size
-budget_total(void)
+static Size
+machine_share(void)
 {
 	static Size derived = 0;
-	Size		server;
+	Size		server = budget_server_limit();
 
-	if (gpusort_max_memory_kb >= 0)
-		return (Size) gpusort_max_memory_kb * 1024;
-	server = budget_server_limit();
 	if (server > 0)
 		return Max(TYPEALIGN_DOWN(MEGABYTE, server / 8), BUDGET_DERIVED_MINIMUM);
 	if (derived == 0)
@@ -251,6 +289,19 @@ budget_total(void)
 			: BUDGET_DERIVED_UNKNOWN;
 	}
 	return derived;
+}
+
+/*
+ * gpusort.max_memory, in bytes.  -1, the default, is the larger of the
+ * machine's share and work_mem for each process that sorts with the
+ * backend (the file's head says why).
+ */
+Size
+budget_total(void)
+{
+	if (gpusort_max_memory_kb >= 0)
+		return (Size) gpusort_max_memory_kb * 1024;
+	return Max(machine_share(), work_mem_of_processes());
 }
 
 /*
@@ -279,8 +330,9 @@ budget_server_limit(void)
 
 /*
  * What the sort may hold in all: what the backend's other sorts leave of
- * its budget, or what the server's other sorts leave of the server's, if
- * that is less (share->server_bound says which).
+ * its budget (by default never less than work_mem, a Sort node's), or what
+ * the server's other sorts leave of the server's, if that is less
+ * (share->server_bound says which).
  */
 Size
 budget_available(BudgetShare *share)
@@ -289,6 +341,9 @@ budget_available(BudgetShare *share)
 	Size		others = backend_in_use - share->held;
 	Size		left = (others < total) ? total - others : 0;
 	Size		server = budget_server_limit();
+
+	if (gpusort_max_memory_kb < 0)
+		left = Max(left, (Size) work_mem * 1024);
 
 	share->server_bound = false;
 	if (server > 0)

@@ -17,11 +17,13 @@
 typedef struct BudgetShare
 {
 	Size		held;
+	int			workers;		/* parallel workers counted for it */
 	bool		server_bound;	/* budget_available's answer was the server's */
 	MemoryContextCallback release;
 } BudgetShare;
 
 extern void budget_join(BudgetShare *share, MemoryContext owner);
+extern void budget_count_workers(BudgetShare *share, int workers);
 extern void budget_hold(BudgetShare *share, Size bytes);
 extern Size budget_available(BudgetShare *share);
 extern Size budget_total(void);
