@@ -146,7 +146,7 @@ batch_memory(SortBatch *batch, size_t n, Size more)
 void *
 batch_alloc(SortBatch *batch, Size size)
 {
-	void	   *p = hostmem_alloc(batch->cxt, size);
+	void	   *p = hostmem_alloc(batch->cxt, size, 0);
 
 	if (p == NULL)
 		ereport(ERROR,

@@ -132,7 +132,10 @@ typedef struct SortBatch
 	char	   *block_free;		/* free space in the current block */
 	Size		block_left;
 	Size		next_block_size;
-	Size		arena_bytes;
+	Size		arena_bytes;	/* its blocks, the one taken ahead too */
+	char	   *ahead_block;	/* the next block, faulted in meanwhile */
+	Size		ahead_size;
+	KeyTaskGroup *ahead_tasks;	/* faulting it in */
 
 	/* keys and the engine that sorts them */
 	EngineChain chain;			/* chain.engine has the keys */
@@ -183,6 +186,7 @@ extern void batch_init_resolve(SortBatchShared *sh, struct ResolveContext *res,
 
 /* batch_load.c */
 extern bool batch_store(SortBatch *batch, TupleTableSlot *slot);
+extern void batch_end_load(SortBatch *batch);
 extern bool batch_store_tuple(SortBatch *batch, MinimalTuple tuple);
 extern int	batch_store_blocks(SortBatch *batch, const TupleBlock *blocks,
 							   int nblocks);

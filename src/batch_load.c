@@ -15,6 +15,16 @@
  * A refused tuple ends the batch: sort.c sorts it into a run and stores
  * the tuple again in the next batch.
  *
+ * Where a session sorts for the first time, the arena's blocks are fresh
+ * memory, which the backend would fault in a huge page at a time as it
+ * copies tuples into them: on a virtual machine, the largest cost of that
+ * first sort (hostmem.c says why).  So from 2 MB up the arena takes its
+ * next block while the backend fills the current one, and the key threads
+ * fault it in meanwhile (arena_take_ahead), on a CPU that the load leaves
+ * idle; batch_end_load gives back a block the input did not reach.  The
+ * tuple pointers take at once the room the batch expects (hostmem_reserve),
+ * so that a warm sort finds them in the cache whole.
+ *
  * A parallel load hands over its workers' tuples a block (a chunk of
  * shared memory) at a time: batch_store_blocks() takes the arena space and
  * tuple slots of whole blocks in the backend, then the key threads copy the
@@ -40,8 +50,95 @@
 
 #define ARENA_MAX_BLOCK		((Size) 16 * 1024 * 1024)
 
+/* the smallest block taken ahead: huge pages, which fault in slowest */
+#define ARENA_AHEAD_MIN_BLOCK	HOSTMEM_HUGE_PAGE
+
 /* tuples of a block one copying task takes */
 #define BLOCK_COPY_TUPLES	4096
+
+/* a task: fault in bytes [from, to) of the arena's block taken ahead */
+static bool
+populate_ahead(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+{
+	if (!key_build_stopped(ctx))
+		(void) hostmem_populate((char *) arg + from, to - from);
+	return true;
+}
+
+/*
+ * Take the arena's next block now, while the backend fills the current one,
+ * and have the key threads fault it in meanwhile, where it is fresh memory
+ * (a session's first sort: nothing cached) and the input is expected to
+ * need it.  The block counts as the arena's from now on, so only a batch
+ * far below its limit takes it, where it changes no decision that the
+ * memory held makes (the limit, the early spill of sort.c), up to when it
+ * would have been taken anyway.
+ */
+static void
+arena_take_ahead(SortBatch *batch)
+{
+	Size		block = batch->next_block_size;
+	Size		filled = batch->arena_bytes - batch->block_left;
+	double		per_tuple;
+	size_t		fill;
+	char	   *ahead;
+
+	if (batch->ahead_block != NULL || block < ARENA_AHEAD_MIN_BLOCK ||
+		batch->ntuples == 0)
+		return;
+
+	/*
+	 * Only a batch that has its key threads, or that will start them (to
+	 * encode or sort this many records), lends them this work: a smaller
+	 * sort does not start threads for it.
+	 */
+	if (batch->pool == NULL &&
+		(batch->expected_records < GS_RADIX_PARALLEL_MIN_RECORDS ||
+		 batch_key_threads(batch) == 0))
+		return;
+	if (batch->pool != NULL && keythreads_count(batch->pool) == 0)
+		return;
+	per_tuple = (double) filled / (double) batch->ntuples;
+	if (((double) batch->expected_records - (double) batch->ntuples) * per_tuple <=
+		(double) batch->block_left)
+		return;
+	fill = batch->ntuples + (size_t) (batch->block_left / Max(per_tuple, 1.0));
+	if (batch_memory(batch, fill, block) > batch->limit / 2)
+		return;
+	ahead = hostmem_alloc(batch->cxt, block, HOSTMEM_HUGE);
+	if (ahead == NULL)
+		return;
+	batch->ahead_block = ahead;
+	batch->ahead_size = block;
+	batch->arena_bytes += block;
+	if (!hostmem_fresh(ahead))
+		return;
+
+	batch_start_key_threads(batch);
+	if (batch->ahead_tasks == NULL)
+		batch->ahead_tasks = keythreads_group_create(batch->pool);
+	for (Size from = 0; from < block; from += HOSTMEM_HUGE_PAGE)
+		keythreads_submit(batch->pool, batch->ahead_tasks, populate_ahead, ahead,
+						  from, Min(block, from + HOSTMEM_HUGE_PAGE));
+}
+
+/*
+ * The batch's load is over (its input ended, or it is full): the block
+ * taken ahead, if unused, goes, and its faulting stops.
+ */
+void
+batch_end_load(SortBatch *batch)
+{
+	if (batch->ahead_tasks)
+		keythreads_forget_group(batch->pool, batch->ahead_tasks);
+	if (batch->ahead_block)
+	{
+		hostmem_free(batch->ahead_block, batch->ahead_size);
+		batch->arena_bytes -= batch->ahead_size;
+		batch->ahead_block = NULL;
+		batch->ahead_size = 0;
+	}
+}
 
 static void *
 arena_alloc(SortBatch *batch, Size len)
@@ -52,30 +149,44 @@ arena_alloc(SortBatch *batch, Size len)
 	if (len > batch->block_left)
 	{
 		Size		block = Max(batch->next_block_size, len);
+		bool		ahead = (batch->ahead_block != NULL && batch->ahead_size >= len);
 
 		/*
 		 * The limit is enforced where the memory is taken; an empty batch
 		 * takes its first block whatever the limit, so that every batch
-		 * holds at least one tuple.
+		 * holds at least one tuple.  A block taken ahead counts already.
 		 */
+		if (ahead)
+			block = 0;
 		if (batch->ntuples > 0 &&
 			(batch_memory(batch, batch->ntuples + 1, block) > batch->limit ||
 			 gpusort_fault_arena_oom(batch->arena_bytes)))
 			return NULL;
-		batch->block_free = hostmem_alloc(batch->cxt, block);
-		if (batch->block_free == NULL)
+		if (ahead)
 		{
-			batch->block_left = 0;
-			if (batch->ntuples == 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_OUT_OF_MEMORY),
-						 errmsg("out of memory"),
-						 errdetail("Failed on request of size %zu in GpuSort.", block)));
-			return NULL;
+			batch->block_free = batch->ahead_block;
+			block = batch->ahead_size;
+			batch->ahead_block = NULL;
+			batch->ahead_size = 0;
+		}
+		else
+		{
+			batch->block_free = hostmem_alloc(batch->cxt, block, HOSTMEM_HUGE);
+			if (batch->block_free == NULL)
+			{
+				batch->block_left = 0;
+				if (batch->ntuples == 0)
+					ereport(ERROR,
+							(errcode(ERRCODE_OUT_OF_MEMORY),
+							 errmsg("out of memory"),
+							 errdetail("Failed on request of size %zu in GpuSort.", block)));
+				return NULL;
+			}
+			batch->arena_bytes += block;
 		}
 		batch->block_left = block;
-		batch->arena_bytes += block;
 		batch->next_block_size = Min(batch->next_block_size * 2, ARENA_MAX_BLOCK);
+		arena_take_ahead(batch);
 	}
 	p = batch->block_free;
 	batch->block_free += len;
@@ -88,6 +199,7 @@ static bool
 grow_tuple_array(SortBatch *batch)
 {
 	size_t		newmax = Max(batch->maxtuples * 2, 1024);
+	size_t		room = newmax;
 	MinimalTuple *newtuples = NULL;
 
 	/* a large array grows where it lies, without a copy (hostmem_grow) */
@@ -100,7 +212,15 @@ grow_tuple_array(SortBatch *batch)
 		batch->maxtuples = newmax;
 		return true;
 	}
-	newtuples = hostmem_alloc(batch->cxt, newmax * sizeof(MinimalTuple));
+
+	/*
+	 * An array large enough for a block of its own has room for the records
+	 * that the batch expects (hostmem_reserve)
+	 */
+	if (newmax * sizeof(MinimalTuple) >= HOSTMEM_MIN_REQUEST)
+		room = Max(newmax, Min(batch->expected_records, BATCH_MAX_RECORDS));
+	newtuples = hostmem_reserve(batch->cxt, newmax * sizeof(MinimalTuple),
+								room * sizeof(MinimalTuple), HOSTMEM_HUGE);
 	if (newtuples == NULL)
 		return false;
 	if (batch->tuples)

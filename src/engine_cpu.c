@@ -66,7 +66,7 @@ engine_local_chunk(SortEngine *engine, size_t chunkno, char **why)
 	if (engine->keys.chunks[chunkno] == NULL)
 	{
 		if (!gpusort_fault_cpu_alloc(chunkno))
-			engine->keys.chunks[chunkno] = hostmem_alloc(engine->mcxt, bytes);
+			engine->keys.chunks[chunkno] = hostmem_alloc(engine->mcxt, bytes, 0);
 		if (engine->keys.chunks[chunkno] == NULL)
 		{
 			*why = pstrdup("out of memory for the keys");
@@ -131,8 +131,13 @@ engine_cpu_sort_keys(SortEngine *engine, size_t n, uint32 **perm, char **why)
 	GsRadixThreads threads;
 	GsRadixThreads *use_threads = NULL;
 
-	result = hostmem_alloc(engine->mcxt, n * sizeof(uint32));
-	workspace = hostmem_alloc(engine->mcxt, workspace_bytes);
+	/*
+	 * The radix passes scatter records over 256 places of the workspace at
+	 * once, which huge pages keep within the TLB; the permutation is written
+	 * and read in order.
+	 */
+	result = hostmem_alloc(engine->mcxt, n * sizeof(uint32), 0);
+	workspace = hostmem_alloc(engine->mcxt, workspace_bytes, HOSTMEM_HUGE);
 	if (result == NULL || workspace == NULL)
 	{
 		*why = pstrdup("out of memory for the radix sort");

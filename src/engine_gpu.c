@@ -419,7 +419,7 @@ gpu_engine_sort(SortEngine *engine, size_t n, uint32 **perm, char **why)
 	if (gpu->failure_detail == NULL && wait_for_admission(gpu) &&
 		ship_keys(gpu, true))
 	{
-		result = hostmem_alloc(engine->mcxt, Max(n, 1) * sizeof(uint32));
+		result = hostmem_alloc(engine->mcxt, Max(n, 1) * sizeof(uint32), 0);
 		if (result == NULL)
 		{
 			*why = pstrdup("out of memory for the permutation");

@@ -21,10 +21,29 @@
  * larger request still finds it; it holds, and counts against its budget,
  * only what it asked for: the rest of the block stays MADV_FREE, as cache
  * the kernel may take (else a last batch served from the first batch's
- * blocks counted up to twice its arrays, over the sort's budget).  The
- * blocks also ask for transparent huge pages, which the emit phase's random
- * accesses to the arena profit from.  An array that doubles as it fills
- * grows with hostmem_grow, which moves its pages rather than copying them.
+ * blocks counted up to twice its arrays, over the sort's budget).  An array
+ * that doubles as it fills grows with hostmem_grow, which moves its pages
+ * rather than copying them.
+ *
+ * Blocks read or written at random ask for transparent huge pages
+ * (HOSTMEM_HUGE): the tuple arena, which the emit phase reads in sorted
+ * order, the tuple pointers, which the gather reads so, and the CPU
+ * engine's workspace, over which the radix passes scatter; with 4 kB pages
+ * each of those accesses misses the TLB (2M rows on a 2-CPU virtual
+ * machine: a warm sort an eighth slower with its arena in 4 kB pages, its
+ * radix sort an eighth slower with its workspace so).  Arrays written and
+ * read in order (the permutation, the sorted pointers and keys, the key
+ * chunks) take 4 kB pages: huge pages gain them nothing, and cost more on
+ * first touch where the host does not back the guest's free huge pages.  A virtual
+ * machine whose balloon reports free memory to the host (free page
+ * reporting, in whole huge pages, seconds after they are freed) has the
+ * host zero each huge page it takes too, at about 0.5 GB/s, while its
+ * 4 kB pages, taken first from memory never reported, fault in at 2.5 GB/s.
+ * A session's first sort finds no cached block and pays that for each huge
+ * page; the arena's blocks, most of them, are faulted in ahead of their use
+ * by the key threads while the backend loads (batch_load.c).  The cache
+ * keeps the two kinds of block apart, so that a warm sort's arena still
+ * has huge pages.
  *
  * The blocks are not part of the owner's memory context (which cannot hold
  * foreign blocks), so pg_backend_memory_contexts does not count them;
@@ -49,15 +68,18 @@
 #include "hostmem.h"
 #include "settings.h"
 
-/* blocks of 2 MB and more are mapped in whole huge pages, for THP to back */
-#define HOSTMEM_ALIGN		((Size) 2 * 1024 * 1024)
+/* huge blocks are mapped in whole huge pages, for THP to back */
+#define HOSTMEM_ALIGN		HOSTMEM_HUGE_PAGE
 
 typedef struct HostBlock
 {
 	dlist_node	node;
 	char	   *base;
-	Size		size;			/* mapped bytes, a multiple of HOSTMEM_ALIGN */
+	Size		size;			/* mapped bytes, a multiple of HOSTMEM_ALIGN
+								 * for huge blocks, of pages for others */
 	Size		used;			/* of them, what the owner asked for */
+	bool		huge;			/* asked for transparent huge pages */
+	bool		fresh;			/* never used: no page faulted in yet */
 	MemoryContext owner;		/* NULL while cached */
 } HostBlock;
 
@@ -102,6 +124,7 @@ release_block(HostBlock *block)
 	block->owner = NULL;
 	in_use_bytes -= block->used;
 	block->used = 0;
+	block->fresh = false;
 #ifdef MADV_FREE
 	(void) madvise(block->base, block->size, MADV_FREE);
 #endif
@@ -139,9 +162,12 @@ owner_has_blocks(MemoryContext owner)
 	return false;
 }
 
-/* the smallest cached block that fits without wasting more than half of it */
+/*
+ * the smallest cached block of the kind asked for that fits without wasting
+ * more than half of it
+ */
 static HostBlock *
-take_cached_block(Size size)
+take_cached_block(Size size, bool huge)
 {
 	HostBlock  *best = NULL;
 	dlist_iter	iter;
@@ -150,7 +176,8 @@ take_cached_block(Size size)
 	{
 		HostBlock  *block = dlist_container(HostBlock, node, iter.cur);
 
-		if (block->size >= size && block->size / 2 <= size &&
+		if (block->huge == huge &&
+			block->size >= size && block->size / 2 <= size &&
 			(best == NULL || block->size < best->size))
 			best = block;
 	}
@@ -162,11 +189,13 @@ take_cached_block(Size size)
 	return best;
 }
 
-/* map size bytes, at a huge-page boundary if it is a multiple of huge pages */
+/*
+ * map size bytes; for huge pages (size then a multiple of them), at a
+ * huge-page boundary
+ */
 static HostBlock *
-map_block(Size size)
+map_block(Size size, bool huge)
 {
-	bool		huge = (size % HOSTMEM_ALIGN == 0);
 	Size		mapped = huge ? size + HOSTMEM_ALIGN : size;
 	char	   *start;
 	char	   *base;
@@ -194,27 +223,51 @@ map_block(Size size)
 #endif
 	block->base = base;
 	block->size = size;
+	block->huge = huge;
+	block->fresh = true;
 	return block;
 }
 
 /*
  * size bytes, MAXALIGNed, that live until owner is reset or deleted, or until
  * hostmem_free; NULL when there is no memory to give, for the caller to fall
- * back as it would on a failed palloc.  Requests under HOSTMEM_MIN_REQUEST
- * are simply palloc'd in owner.
+ * back as it would on a failed palloc.  flags: HOSTMEM_HUGE for memory read
+ * or written at random.  Requests under HOSTMEM_MIN_REQUEST are simply palloc'd in
+ * owner.
  */
 void *
-hostmem_alloc(MemoryContext owner, Size size)
+hostmem_alloc(MemoryContext owner, Size size, int flags)
+{
+	return hostmem_reserve(owner, size, size, flags);
+}
+
+/*
+ * size bytes as hostmem_alloc gives them, at the start of a block of room
+ * bytes, into which hostmem_grow grows them without moving them.  An array
+ * that doubles as it fills takes at once the room that the sort expects it
+ * to need: the first sort faults its pages in as the array fills, as it
+ * would have, and a warm sort finds the whole block in the cache rather
+ * than growing into fresh memory at each doubling.  Only what the array
+ * holds counts, in hostmem_owned and the sort's budget.
+ */
+void *
+hostmem_reserve(MemoryContext owner, Size size, Size room, int flags)
 {
 	HostBlock  *block;
+	bool		huge;
+	Size		unit;
 
 	if (size < HOSTMEM_MIN_REQUEST)
 		return MemoryContextAllocExtended(owner, Max(size, 1),
 										  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
-	/* whole huge pages from 2 MB up, whole pages below */
-	size = TYPEALIGN(size >= HOSTMEM_ALIGN ? HOSTMEM_ALIGN : (Size) sysconf(_SC_PAGESIZE),
-					 size);
-	block = take_cached_block(size);
+	room = Max(room, size);
+
+	/* whole huge pages from 2 MB up where asked for, whole pages otherwise */
+	huge = (flags & HOSTMEM_HUGE) != 0 && room >= HOSTMEM_ALIGN;
+	unit = huge ? HOSTMEM_ALIGN : (Size) sysconf(_SC_PAGESIZE);
+	size = TYPEALIGN(unit, size);
+	room = TYPEALIGN(unit, room);
+	block = take_cached_block(room, huge);
 	if (block == NULL)
 	{
 		/*
@@ -224,8 +277,8 @@ hostmem_alloc(MemoryContext owner, Size size)
 		 */
 		Size		limit = (Size) gpusort_host_cache_kb * 1024;
 
-		trim_cache(limit > size ? limit - size : 0);
-		block = map_block(size);
+		trim_cache(limit > room ? limit - room : 0);
+		block = map_block(room, huge);
 		if (block == NULL)
 			return NULL;
 	}
@@ -280,10 +333,10 @@ in_use_block_at(void *p)
  * An array that doubles as it fills (the batch's tuple pointers) would
  * otherwise copy all it holds at each doubling, into fresh memory the
  * kernel zeroes first: about a gigabyte of each at 100M rows, in the
- * backend, while the load waits.  mremap moves the pages instead.  The
- * block moves to a huge-page boundary reserved beforehand, so that its
- * huge pages stay whole; the part added faults in as it is written, as
- * any new block does.
+ * backend, while the load waits.  mremap moves the pages instead, of a
+ * huge block (others are copied by the caller).  The block moves to a
+ * huge-page boundary reserved beforehand, so that its huge pages stay
+ * whole; the part added faults in as it is written, as any new block does.
  */
 void *
 hostmem_grow(void *p, Size oldsize, Size newsize)
@@ -297,7 +350,7 @@ hostmem_grow(void *p, Size oldsize, Size newsize)
 	if (oldsize < HOSTMEM_MIN_REQUEST)
 		return NULL;
 	block = in_use_block_at(p);
-	if (block == NULL || block->size % HOSTMEM_ALIGN != 0)
+	if (block == NULL || !block->huge)
 		return NULL;
 	newsize = TYPEALIGN(HOSTMEM_ALIGN, newsize);
 	if (newsize <= block->size)
@@ -339,6 +392,36 @@ hostmem_grow(void *p, Size oldsize, Size newsize)
 	return base;
 #else
 	return NULL;
+#endif
+}
+
+/*
+ * Whether the block that hostmem_alloc gave at p was mapped for it, so that
+ * none of its pages is faulted in yet (not one taken from the cache).
+ */
+bool
+hostmem_fresh(void *p)
+{
+	HostBlock  *block = in_use_block_at(p);
+
+	return block != NULL && block->fresh;
+}
+
+/*
+ * Fault in len bytes at p, part of a block of hostmem_alloc, zeroed as a
+ * write would, without writing: safe while the owner writes into the same
+ * pages, as the key threads do it for a block that the backend fills next.
+ * Calls nothing of PostgreSQL, so that a key thread may run it.  False
+ * where the kernel cannot (MADV_POPULATE_WRITE came with Linux 5.14): the
+ * pages then fault in as they are written.
+ */
+bool
+hostmem_populate(void *p, Size len)
+{
+#ifdef MADV_POPULATE_WRITE
+	return madvise(p, len, MADV_POPULATE_WRITE) == 0;
+#else
+	return false;
 #endif
 }
 

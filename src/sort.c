@@ -356,6 +356,7 @@ sort_batch(Gpusortstate *state, bool keep_keys)
 
 	if (!state->batch_started)
 		start_batch(state);
+	batch_end_load(batch);
 	/* the peak: what the engine takes only while it sorts counts too */
 	held_before = batch_held(batch);
 	mapped_before = hostmem_peak_reset();
@@ -393,9 +394,12 @@ static void
 spill_batch(Gpusortstate *state)
 {
 	SortBatch  *batch = &state->batch;
-	Size		held = batch_memory(batch, batch->ntuples, 0);
+	Size		held;
 	Size		room = batch->limit + state->writing_held;
 	instr_time	start;
+
+	batch_end_load(batch);
+	held = batch_memory(batch, batch->ntuples, 0);
 
 	/* for balance_runs: the records the batch would hold, had it filled */
 	if (held > 0)
