@@ -99,8 +99,8 @@ arena_take_ahead(SortBatch *batch)
 	if (batch->pool != NULL && keythreads_count(batch->pool) == 0)
 		return;
 	per_tuple = (double) filled / (double) batch->ntuples;
-	if (((double) batch->expected_records - (double) batch->ntuples) * per_tuple <=
-		(double) batch->block_left)
+	if (((double) batch->expected_records - (double) batch->ntuples) *
+		per_tuple <= (double) batch->block_left)
 		return;
 	fill = batch->ntuples + (size_t) (batch->block_left / Max(per_tuple, 1.0));
 	if (batch_memory(batch, fill, block) > batch->limit / 2)

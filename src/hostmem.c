@@ -34,10 +34,10 @@
  * radix sort an eighth slower with its workspace so).  Arrays written and
  * read in order (the permutation, the sorted pointers and keys, the key
  * chunks) take 4 kB pages: huge pages gain them nothing, and cost more on
- * first touch where the host does not back the guest's free huge pages.  A virtual
- * machine whose balloon reports free memory to the host (free page
- * reporting, in whole huge pages, seconds after they are freed) has the
- * host zero each huge page it takes too, at about 0.5 GB/s, while its
+ * first touch where the host does not back the guest's free huge pages.
+ * A virtual machine whose balloon reports free memory to the host (free
+ * page reporting, in whole huge pages, seconds after they are freed) has
+ * the host zero each huge page it takes too, at about 0.5 GB/s, while its
  * 4 kB pages, taken first from memory never reported, fault in at 2.5 GB/s.
  * A session's first sort finds no cached block and pays that for each huge
  * page; the arena's blocks, most of them, are faulted in ahead of their use
@@ -232,8 +232,8 @@ map_block(Size size, bool huge)
  * size bytes, MAXALIGNed, that live until owner is reset or deleted, or until
  * hostmem_free; NULL when there is no memory to give, for the caller to fall
  * back as it would on a failed palloc.  flags: HOSTMEM_HUGE for memory read
- * or written at random.  Requests under HOSTMEM_MIN_REQUEST are simply palloc'd in
- * owner.
+ * or written at random.  Requests under HOSTMEM_MIN_REQUEST are simply
+ * palloc'd in owner.
  */
 void *
 hostmem_alloc(MemoryContext owner, Size size, int flags)
