@@ -40,13 +40,20 @@
  * scanning.
  *
  * The chunks in flight, and those handed back, count in the backend's
- * budget (sort_budget.c), in a share of the load's own, joined when the
- * GpuSort finds the load (gpusort_load_below): each time the leader has moved
- * chunks, it holds what the chunks take there and lets them take what the
- * budget leaves beside the sort's batch; a chunk comes back to its worker only
- * while they are within that.  The rows of a load the budget holds are, at any
- * time, partly in the batch and partly in flight, so a sort that fits the
- * budget serially fits it in parallel.
+ * budget, and so in the server's (sort_budget.c), in a share of the load's
+ * own, joined when the GpuSort finds the load (gpusort_load_below), and
+ * counted before the workers use them: the workers reserve each new chunk
+ * against a limit in shared memory, and the leader holds the limit in the
+ * share before it publishes it (update_limit).  Each time the leader has
+ * moved chunks, it sets the limit to what the chunks take and one more
+ * move's worth, within what the budgets leave beside the sort's batch; a
+ * chunk comes back to its worker only while they are within it.  Counted
+ * only once taken, the chunks of every parallel load of the server took
+ * memory that no other sort could see was gone, and many such loads passed
+ * gpusort.server_memory by far.  The rows of a load the budget holds are,
+ * at any time, partly in the batch and partly in flight, so a sort that
+ * fits the budget serially fits it in parallel, but for the one move's
+ * worth held ahead.
  * They take no more than half of what /dev/shm had free at the start
  * either, when dynamic shared memory lives there, so that a load cannot
  * fail the query on a full /dev/shm where native PostgreSQL would have run
@@ -185,6 +192,8 @@ struct GpuSortLoadState
 	uint64		bytes;
 	int64		reused;
 	uint64		peak_reserved;	/* the leader: the most in flight it saw */
+	uint64		peak_uncounted; /* the leader: the most of it that its
+								 * budget share did not hold */
 
 	/* the leader: what every participant did, kept for EXPLAIN */
 	LoadParticipant *final;
@@ -317,6 +326,14 @@ new_chunk(GpuSortLoadState *ls, Size need)
 		ls->reused++;
 	else
 	{
+		/*
+		 * Reserved before the limit is checked, so that the leader, which
+		 * publishes a lower limit before it reads what is reserved, sees
+		 * the reservation or this sees the limit (update_limit); a chunk
+		 * plainly over the limit is refused before it is reserved at all.
+		 */
+		if (pg_atomic_read_u64(&sh->reserved) + size > pg_atomic_read_u64(&sh->limit))
+			return false;
 		before = pg_atomic_fetch_add_u64(&sh->reserved, size);
 		if (before + size > pg_atomic_read_u64(&sh->limit))
 		{
@@ -464,6 +481,21 @@ relink_chunks(GpuSortLoadState *ls, dsa_pointer ptr)
 }
 
 /*
+ * The leader: what the chunks take now, for the DEBUG1 line of
+ * gpusort_load_finish, and how much of it the budget did not count (none,
+ * if the limit is held before it is published: update_limit).
+ */
+static void
+note_reserved(GpuSortLoadState *ls)
+{
+	uint64		reserved = pg_atomic_read_u64(&ls->shared->reserved);
+
+	ls->peak_reserved = Max(ls->peak_reserved, reserved);
+	if (ls->budget && reserved > ls->budget->held)
+		ls->peak_uncounted = Max(ls->peak_uncounted, reserved - ls->budget->held);
+}
+
+/*
  * Move linked chunks into the sort, at most LOAD_DRAIN_CHUNKS_PER_WORKER
  * for each participant, and hand them back to the workers to fill again
  * (release_chunk).  The chunks go in as blocks, copied by the sort's key
@@ -487,7 +519,7 @@ drain_chunks(GpuSortLoadState *ls)
 	ptr = sh->chunks;
 	sh->chunks = InvalidDsaPointer;
 	SpinLockRelease(&sh->mutex);
-	ls->peak_reserved = Max(ls->peak_reserved, pg_atomic_read_u64(&sh->reserved));
+	note_reserved(ls);
 
 	for (; DsaPointerIsValid(ptr); nblocks++)
 	{
@@ -656,6 +688,7 @@ reset_participant(GpuSortLoadState *ls)
 	ls->bytes = 0;
 	ls->reused = 0;
 	ls->peak_reserved = 0;
+	ls->peak_uncounted = 0;
 }
 
 static void
@@ -676,24 +709,57 @@ load_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
 }
 
 /*
- * The leader: hold what the chunks in flight take in the backend's budget,
- * and let them take what the budget leaves (the sort's batch holds the
- * rest), within half of what /dev/shm had free at the start.
+ * What the chunks may take in all: what the budget leaves them beside the
+ * sort's batch, within half of what /dev/shm had free at the start.
+ */
+static uint64
+chunk_room(GpuSortLoadState *ls)
+{
+	if (ls->budget == NULL || ls->area == NULL)
+		return 0;
+	return Min((uint64) budget_available(ls->budget), ls->shm_cap);
+}
+
+/*
+ * The leader: let the workers take, for chunks, what they take now and one
+ * more move's worth (LOAD_DRAIN_CHUNKS_PER_WORKER chunks each), within
+ * chunk_room; and hold it in the backend's budget, and so in the server's,
+ * before they may take it.  The workers reserve each chunk against the
+ * limit before they allocate it (new_chunk), so the budgets count what
+ * the chunks can take, never less: a limit that grows is held first and
+ * then published, one that shrinks published first, and then what the
+ * chunks reserved by then, if more, is held.  Held no further ahead than
+ * a move, the chunks leave the sort's batch the rest of the budget, as
+ * when the rows come serially.
  */
 static void
 update_limit(GpuSortLoadState *ls)
 {
 	LoadShared *sh = ls->shared;
-	uint64		limit = 0;
+	uint64		reserved;
+	uint64		ahead;
+	uint64		limit;
 
 	if (sh == NULL)
 		return;
-	if (ls->budget && ls->area)
+	reserved = pg_atomic_read_u64(&sh->reserved);
+	ahead = (uint64) LOAD_DRAIN_CHUNKS_PER_WORKER * sh->nparticipants * sh->chunk_size;
+	limit = Min(chunk_room(ls), reserved + ahead);
+	if (ls->budget == NULL)
+		limit = 0;
+	if (limit > pg_atomic_read_u64(&sh->limit))
 	{
-		budget_hold(ls->budget, (Size) pg_atomic_read_u64(&sh->reserved));
-		limit = Min((uint64) budget_available(ls->budget), ls->shm_cap);
+		budget_hold(ls->budget, (Size) limit);
+		pg_atomic_write_u64(&sh->limit, limit);
 	}
-	pg_atomic_write_u64(&sh->limit, limit);
+	else
+	{
+		/* a full barrier: reserved is read after the limit is published */
+		(void) pg_atomic_exchange_u64(&sh->limit, limit);
+		if (ls->budget)
+			budget_hold(ls->budget,
+						(Size) Max(limit, pg_atomic_read_u64(&sh->reserved)));
+	}
 }
 
 /* Set up the shared state for a load: no chunks, nothing in flight. */
@@ -701,7 +767,7 @@ static void
 reset_shared(GpuSortLoadState *ls)
 {
 	LoadShared *sh = ls->shared;
-	uint64		limit;
+	uint64		room;
 
 	ls->shm_cap = PG_UINT64_MAX;
 	if (dynamic_shared_memory_type == DSM_IMPL_POSIX)
@@ -714,16 +780,19 @@ reset_shared(GpuSortLoadState *ls)
 	sh->chunks = InvalidDsaPointer;
 	pg_atomic_write_u64(&sh->reserved, 0);
 	pg_atomic_write_u64(&sh->workers_passed, 0);
-	update_limit(ls);
+	pg_atomic_write_u64(&sh->limit, 0);
+	if (ls->budget)
+		budget_hold(ls->budget, 0);
 
 	/*
-	 * Chunks small enough that a small limit still fills a few per
+	 * Chunks small enough that a small room still fills a few per
 	 * participant, large enough that linking them costs nothing.
 	 */
-	limit = pg_atomic_read_u64(&sh->limit);
-	sh->chunk_size = MAXALIGN(Max(Min(limit / (4 * sh->nparticipants), LOAD_CHUNK_MAX),
+	room = chunk_room(ls);
+	sh->chunk_size = MAXALIGN(Max(Min(room / (4 * sh->nparticipants), LOAD_CHUNK_MAX),
 								  LOAD_CHUNK_MIN));
 	memset(sh->participants, 0, sizeof(LoadParticipant) * sh->nparticipants);
+	update_limit(ls);
 }
 
 static void
@@ -935,8 +1004,9 @@ describe_workers(GpuSortLoadState *load, StringInfo buf)
 		reused += p->reused;
 		nworkers++;
 	}
-	appendStringInfo(buf, "; %d workers loaded in %.0f to %.0f ms, chunks held at most " UINT64_FORMAT " kB, " INT64_FORMAT " filled again",
-					 nworkers, min_ms, max_ms, load->peak_reserved / 1024, reused);
+	appendStringInfo(buf, "; %d workers loaded in %.0f to %.0f ms, chunks held at most " UINT64_FORMAT " kB (" UINT64_FORMAT " kB of it not yet counted in the budget), " INT64_FORMAT " filled again",
+					 nworkers, min_ms, max_ms, load->peak_reserved / 1024,
+					 load->peak_uncounted / 1024, reused);
 }
 
 /*
