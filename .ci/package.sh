@@ -47,10 +47,11 @@
 # CI runs it in a chroot of its own for each version (test/chroot.sh run
 # DIR V GPUSORT_PKG_PG=V -- .ci/package.sh), where no "make install" ever
 # put gpusort and no other pass uses what the package installs.  On two
-# cores, with the CPU-only build: 1 to 2 minutes to install the tools,
-# build and lint, then the regression suite, 4.5 minutes on a quiet
-# machine and up to 10 on a busy one (as long as test/run.sh's regression
-# pass).
+# cores, with the CPU-only build: 10 to 70 s to install the tools (sid's
+# the most), 20 to 30 s to build and lint, then the regression suite, 2.5
+# to 3.5 minutes on a quiet machine and more on a busy one (as long as
+# test/run.sh's regression pass): 3 to 4.5 minutes in all.  A CUDA build
+# adds about a minute of nvcc.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
