@@ -1,7 +1,8 @@
 #!/bin/bash
 # test/run.sh: build, install and test gpusort.
 #
-# Checks the CPU engine's radix sort on its own (test/radix), then runs the
+# Checks the CPU engine's radix sort and the cgroup memory limit's
+# discovery on their own (test/radix, test/cgroup), then runs the
 # pg_regress suite (sql/NNN_*.sql against expected/) on a throwaway
 # server that pg_regress starts itself, then the TAP tests in test/t/
 # (PostgreSQL::Test::Cluster: loading through shared_preload_libraries,
@@ -23,7 +24,8 @@
 #   GPUSORT_ENGINE    engine the regression suite forces (default: cpu; gpu on a GPU host)
 #   GPUSORT_TESTS     regression tests to run (default: all)
 #   GPUSORT_SKIP_REGRESS 1 to skip gpusort's own regression suite
-#   GPUSORT_SKIP_RADIX 1 to skip the radix sort's own test
+#   GPUSORT_SKIP_RADIX 1 to skip the tests that need no server (radix sort,
+#                     cgroup limits)
 #   GPUSORT_SKIP_TAP  1 to skip the TAP tests
 #   GPUSORT_TAP_TESTS TAP test files to run (default: all, t/*.pl)
 #   GPUSORT_SKIP_FUZZ 1 to skip the short fuzzing round (test/fuzz/fuzz.py)
@@ -70,14 +72,27 @@ if [ "${GPUSORT_SKIP_BUILD:-0}" != 1 ]; then
   make -C "$root" -s "${make_args[@]}" install
 fi
 
-# the CPU engine's radix sort, in one thread and in several (no server)
+# Whatever this script makes outside the tree goes when it ends, passed or
+# failed (a failed run left its directories in /tmp)
+unit_build=
+work=
+fuzzlog=
+keep_fuzzlog=0
+trap 'rm -rf "$unit_build" "$work"; [ "$keep_fuzzlog" = 1 ] || [ -z "$fuzzlog" ] || rm -rf "$fuzzlog"' EXIT
+
+# the parts that need no server: the CPU engine's radix sort, in one thread
+# and in several, and the cgroup memory limit's discovery, on files laid
+# out as the kernel does (test/cgroup)
 if [ "${GPUSORT_SKIP_RADIX:-0}" != 1 ]; then
+  unit_build=$(mktemp -d /tmp/gpusort-unit.XXXXXX)
   echo "== radix sort (test/radix/radix_test.c)"
-  radix_build=$(mktemp -d /tmp/gpusort-radix.XXXXXX)
   gcc -O2 -Wall -std=gnu11 -pthread "$root/test/radix/radix_test.c" "$root/src/cpu_radix.c" \
-    -o "$radix_build/radix_test"
-  "$radix_build/radix_test" 3
-  rm -rf "$radix_build"
+    -o "$unit_build/radix_test"
+  "$unit_build/radix_test" 3
+  echo "== cgroup memory limits (test/cgroup/cgroup_test.c)"
+  gcc -O2 -Wall -std=gnu11 -I"$root/src" "$root/test/cgroup/cgroup_test.c" "$root/src/cgroup_memory.c" \
+    -o "$unit_build/cgroup_test"
+  "$unit_build/cgroup_test"
 fi
 
 # who runs the servers
@@ -91,9 +106,6 @@ fi
 
 # a private copy of the test files the server user can read and write in
 work=$(mktemp -d /tmp/gpusort-test.XXXXXX)
-fuzzlog=
-keep_fuzzlog=0
-trap 'rm -rf "$work"; [ "$keep_fuzzlog" = 1 ] || [ -z "$fuzzlog" ] || rm -rf "$fuzzlog"' EXIT
 cp -r "$root/sql" "$root/expected" "$root/test" "$root/docs" "$work/"
 [ ${#runas[@]} -gt 0 ] && chown -R "$user" "$work"
 
