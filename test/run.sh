@@ -159,7 +159,12 @@ if [ "${GPUSORT_SKIP_TAP:-0}" != 1 ]; then
   echo "== TAP tests"
   tap_conf="${GPUSORT_EXTRA_CONF:-}${GPUSORT_EXTRA_CONF:+
 }$spill_conf"
-  if (cd "$work/test" && "${runas[@]}" env "${locale_env[@]}" PATH="$bindir:$PATH" \
+  # TMPDIR inside the work directory: the socket directories that a TAP
+  # test's servers use (PostgreSQL::Test::Utils::tempdir_short) stay in
+  # /tmp when the test dies, and go with the work directory from here
+  mkdir -p "$work/tmp"
+  [ ${#runas[@]} -gt 0 ] && chown "$user" "$work/tmp"
+  if (cd "$work/test" && "${runas[@]}" env "${locale_env[@]}" TMPDIR="$work/tmp" PATH="$bindir:$PATH" \
       PERL5LIB="$pgxsdir/src/test/perl${PERL5LIB:+:$PERL5LIB}" TESTDIR="$work/test" \
       PG_REGRESS="$pgxsdir/src/test/regress/pg_regress" \
       GPUSORT_ENGINE="$engine" GPUSORT_TAP_CONF="$tap_conf" \
