@@ -19,9 +19,10 @@
 # time of this query), and the timed runs use EXPLAIN (ANALYZE, TIMING
 # OFF), which does not.  The first sort of a session also costs more than
 # the next ones (the kernel zeroes the memory a backend touches for the
-# first time, and a GPU sort starts CUDA, about 0.3 s, once per backend),
-# so the demo reports that run apart and shows the plan from a session that
-# has sorted once.
+# first time; CUDA is not among the costs: the GPU service started it once
+# for the whole server), so the demo reports that run apart, for both
+# PostgreSQL's Sort and GpuSort, and shows the plan from a session that has
+# sorted once.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rows=${DEMO_ROWS:-2000000}
