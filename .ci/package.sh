@@ -28,9 +28,10 @@
 #     the package (with the libcudart it depends on, where built with CUDA)
 #     and checks with dpkg -S that the gpusort.so, control and SQL files
 #     PostgreSQL loads are the package's; makes a cluster the Debian way
-#     (pg_createcluster, port GPUSORT_PKG_PORT, default 5439 or the next
-#     free one, en_US.UTF-8) with gpusort preloaded and the settings
-#     test/run.sh gives its own server, starts it (pg_ctlcluster) and runs
+#     (pg_createcluster, port GPUSORT_PKG_PORT, default 5430 plus the
+#     major version or the next free one, en_US.UTF-8) with gpusort
+#     preloaded and the settings test/run.sh gives its own server, starts
+#     it (pg_ctlcluster; on a port taken meanwhile, on the next) and runs
 #     "make installcheck" against it as postgres (the tests of
 #     GPUSORT_PKG_TESTS, default all); then drops the cluster, purges the
 #     package, checks that it left nothing behind, and puts back what was
@@ -196,27 +197,38 @@ done
 echo "installed $pkg $version: $(dpkg -L "$pkg" | grep -c '') paths, gpusort.so and the SQL files are the package's"
 
 step "cluster and make installcheck"
-port=${GPUSORT_PKG_PORT:-5439}
+# CI runs the packages of several versions at once, each in a chroot of its
+# own: the lock above is the chroot's, but the network is the machine's.
+# Each version starts at a port of its own, and a port another chroot took
+# between the check and the start only moves this cluster to the next.
+port=${GPUSORT_PKG_PORT:-$((5430 + pg))}
 # taken: something listens there (a chroot may lack ss: bash's /dev/tcp),
 # or a cluster is configured for it
 port_taken() {
   (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null ||
     pg_lsclusters -h | awk '{print $3}' | grep -qx "$1"
 }
-while port_taken "$port"; do
-  port=$((port + 1))
-done
 if pg_lsclusters -h | awk -v v="$pg" -v c="$cluster" '$1 == v && $2 == c' | grep -q .; then
   pg_dropcluster --stop "$pg" "$cluster"
 fi
-cluster_made=1
-pg_createcluster "$pg" "$cluster" --port "$port" --locale en_US.UTF-8 --encoding UTF8 \
-  --start-conf manual >/dev/null
-# the settings test/run.sh gives its own server (test/regress.conf), on the
-# CPU engine
-{ cat "$root/test/regress.conf"; echo "gpusort.engine = 'cpu'"; } \
-  > "/etc/postgresql/$pg/$cluster/conf.d/gpusort.conf"
-pg_ctlcluster "$pg" "$cluster" start
+for try in 1 2 3 4 5 6 7 8; do
+  while port_taken "$port"; do
+    port=$((port + 1))
+  done
+  cluster_made=1
+  pg_createcluster "$pg" "$cluster" --port "$port" --locale en_US.UTF-8 --encoding UTF8 \
+    --start-conf manual >/dev/null
+  # the settings test/run.sh gives its own server (test/regress.conf), on the
+  # CPU engine
+  { cat "$root/test/regress.conf"; echo "gpusort.engine = 'cpu'"; } \
+    > "/etc/postgresql/$pg/$cluster/conf.d/gpusort.conf"
+  pg_ctlcluster "$pg" "$cluster" start && break
+  [ "$try" -lt 8 ] || { echo "package.sh: the cluster did not start" >&2; exit 1; }
+  echo "package.sh: the cluster did not start on port $port; trying the next"
+  pg_dropcluster "$pg" "$cluster"
+  cluster_made=0
+  port=$((port + 1))
+done
 runuser -u postgres -- psql -X -q -p "$port" -d postgres -c 'CREATE EXTENSION gpusort' \
   -c 'SELECT version, build, engines FROM gpusort_info()' -c 'DROP EXTENSION gpusort'
 # the tests, in a copy postgres can write its results in
