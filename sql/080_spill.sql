@@ -146,8 +146,9 @@ INSERT INTO gs_wm SELECT g, hashint4(g), g % 10 FROM generate_series(100001, 200
 SELECT * FROM analyze_lines('SELECT * FROM gs_wm ORDER BY z, k', 'Merge Threads');
 SELECT gs_check('SELECT z, k, id FROM (SELECT * FROM gs_wm ORDER BY z, k OFFSET 0) s', 2);
 DROP TABLE gs_wm;
--- sixteen runs at 2MB: a merge pass merges them into one run of many
--- files, which the window merge reads across, file after file
+-- sixteen runs at 2MB, one more than a merge of 2MB's merge memory takes
+-- beside the batch in memory: a pass merges two of them, no more, into a
+-- run of many files, which the final merge reads across, file after file
 SET gpusort.max_memory = '2MB';
 SET gpusort.write_behind = off;
 SELECT * FROM analyze_lines('SELECT k, id, s FROM gs_fb WHERE id <= 190000 ORDER BY k, id',

@@ -723,8 +723,8 @@ chunk_room(GpuSortLoadState *ls)
 /*
  * The leader: let the workers take, for chunks, what they take now and one
  * more move's worth (LOAD_DRAIN_CHUNKS_PER_WORKER chunks each), within
- * chunk_room; and hold it in the backend's budget, and so in the server's,
- * before they may take it.  The workers reserve each chunk against the
+ * chunk_room; and reserve it in the backend's budget, and so in the
+ * server's, before they may take it (as much as the budgets grant).  The workers reserve each chunk against the
  * limit before they allocate it (new_chunk), so the budgets count what
  * the chunks can take, never less: a limit that grows is held first and
  * then published, one that shrinks published first, and then what the
@@ -749,8 +749,10 @@ update_limit(GpuSortLoadState *ls)
 		limit = 0;
 	if (limit > pg_atomic_read_u64(&sh->limit))
 	{
-		budget_hold(ls->budget, (Size) limit);
-		pg_atomic_write_u64(&sh->limit, limit);
+		/* what the budgets grant of it, which is never less than held */
+		limit = Min(limit, (uint64) budget_reserve(ls->budget, (Size) limit));
+		if (limit > pg_atomic_read_u64(&sh->limit))
+			pg_atomic_write_u64(&sh->limit, limit);
 	}
 	else
 	{

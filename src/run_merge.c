@@ -554,10 +554,34 @@ read_buffer_size(Size merge_memory, int n)
 }
 
 /*
+ * The fewest runs a group of a merge pass may take so that merging the
+ * npending runs in groups of that size, one after another, removes excess
+ * of them, within order.
+ */
+static int
+pass_group_size(int npending, int excess, int order)
+{
+	for (int g = 2; g < order; g++)
+		if ((npending / g) * (g - 1) >= excess)
+			return g;
+	return order;
+}
+
+/*
  * Merge runs in passes until the runs in files and the batch held in memory
  * (last, if it holds records) fit one merge in merge_memory bytes of read
  * buffers; then start the final merge, on the fly or, for random access,
  * onto a tape of its own.
+ *
+ * A pass merges its runs in groups as small as will do, and only as many
+ * groups as it must.  Until a merge's inputs run out, most of what they
+ * hold is still on disk beside the merge's output: the disk the pass takes
+ * beyond the rows is one group's runs, at least where they are runs of a
+ * batch, written in one file each (a pass's own output is in segments,
+ * which the next merge gives back as it reads them).  So, where few runs
+ * are too many for the final merge, 37 runs for 32 inputs say, six merges
+ * of two runs take a few percent more disk than the rows, where one merge
+ * of 32 would take 80 percent more, and write a third as much.
  */
 void
 runs_start_merge(SortRuns *runs, SortBatch *last, Size merge_memory,
@@ -571,28 +595,29 @@ runs_start_merge(SortRuns *runs, SortBatch *last, Size merge_memory,
 	Assert(runs->writer == NULL);
 	gpusort_fault_point(GPUSORT_PHASE_MERGE);
 
-	/* passes: groups of `order` runs into one, until one merge takes them all */
+	/* passes, until one merge takes them all */
 	while (runs->npending + nmem > order)
 	{
 		int			nout = 0;
-		int			want = order - nmem;	/* runs the final merge takes */
+		int			excess = runs->npending + nmem - order;	/* runs to remove */
+		int			group = pass_group_size(runs->npending, excess, order);
 
 		for (int first = 0; first < runs->npending;)
 		{
-			int			n = Min(order, runs->npending - first);
+			/* a group removes all but one of its runs; the rest wait */
+			int			n = Min(Min(group, runs->npending - first), excess + 1);
 
-			/* merge no more than needed: the rest may wait for the next pass */
-			if (nout + (runs->npending - first) <= want)
-				n = 1;
-			if (n == 1)
-				runs->pending[nout++] = runs->pending[first];
-			else
+			if (n <= 1)
 			{
-				/* a merge of small runs may take fewer records than a check's */
-				CHECK_FOR_INTERRUPTS();
-				runs->pending[nout++] = merge_to_run(runs, &runs->pending[first], n,
-												   read_buffer_size(merge_memory, n));
+				runs->pending[nout++] = runs->pending[first];
+				first++;
+				continue;
 			}
+			/* a merge of small runs may take fewer records than a check's */
+			CHECK_FOR_INTERRUPTS();
+			runs->pending[nout++] = merge_to_run(runs, &runs->pending[first], n,
+											   read_buffer_size(merge_memory, n));
+			excess -= n - 1;
 			first += n;
 		}
 		runs->npending = nout;

@@ -26,6 +26,8 @@ typedef struct GpuSortShared
 {
 	/* host memory the GpuSorts of all backends hold now (sort_budget.c) */
 	pg_atomic_uint64 sort_memory_held;
+	/* the most it has been since the server started */
+	pg_atomic_uint64 sort_memory_peak;
 
 	/* sorts of the server whose key threads are running (keythreads.c) */
 	pg_atomic_uint32 sorts_with_key_threads;

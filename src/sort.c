@@ -71,6 +71,9 @@
 /* bytes a record takes at the least (tuple, pointers, key, order) */
 #define MIN_RECORD_BYTES	64
 
+/* the least a batch reserves of the budgets at a time */
+#define BATCH_RESERVE_STEP	((Size) 8 * 1024 * 1024)
+
 typedef enum SortStatus
 {
 	SORT_LOADING,				/* taking tuples */
@@ -95,6 +98,7 @@ struct Gpusortstate
 	SortBatchShared sh;
 	SortBatch	batch;
 	bool		batch_started;	/* the batch has its limit and engine */
+	Size		batch_ceiling;	/* what the batch may grow to: batch_ceiling() */
 	size_t		last_batch_records;
 	size_t		batch_record_cap;	/* 0, or the most records the batch
 									 * takes: see balance_runs() */
@@ -262,14 +266,19 @@ gpusort_sort_get_stats(Gpusortstate *state)
 }
 
 /*
- * What the batch may hold now: what the backend's other sorts leave of the
- * budget, less the merge's share once runs exist.  It is taken again as
+ * What the batch may grow to now: what the other sorts leave of the
+ * budgets, less the merge's share once runs exist.  It is taken again as
  * the batch grows, so that a sort that starts while another still loads
  * (a sort in a subplan of the other's input) finds the other's memory as
  * it is, not as it may become.
+ *
+ * The batch's limit, which its loads never pass, is what it has reserved
+ * of the budgets (budget_reserve), not this: a batch reserves as it grows,
+ * twice what it holds while the budgets allow, so that sorts that grow at
+ * once cannot take the same memory, and gpusort.server_memory holds.
  */
 static Size
-batch_limit(Gpusortstate *state)
+batch_ceiling(Gpusortstate *state)
 {
 	Size		limit = budget_available(&state->budget);
 
@@ -317,22 +326,61 @@ balance_runs(Gpusortstate *state)
 	}
 }
 
+/*
+ * Reserve for the batch, beside what a run written behind holds, want
+ * bytes within its ceiling, or what the budgets grant of them, and make
+ * that its limit.  Less than it holds gives the rest back.  True if the
+ * limit grew.
+ */
+static bool
+reserve_batch(Gpusortstate *state, Size want)
+{
+	SortBatch  *batch = &state->batch;
+	Size		before = batch->limit;
+	Size		granted;
+
+	want = Min(want, Max(state->batch_ceiling, before));
+	granted = budget_reserve(&state->budget, want + state->writing_held);
+	batch->limit = (granted > state->writing_held) ? granted - state->writing_held : 0;
+	return batch->limit > before;
+}
+
+/*
+ * Let the batch grow: reserve twice its limit, at least a step more and
+ * room for its next arena block, within its ceiling.  True if its limit
+ * grew; false if the ceiling or the budgets left it where it was.
+ */
+static bool
+grow_batch(Gpusortstate *state)
+{
+	SortBatch  *batch = &state->batch;
+	Size		need = batch_memory(batch, batch->ntuples + MEMORY_CHECK_TUPLES,
+									batch->next_block_size);
+
+	if (batch->limit >= state->batch_ceiling)
+		return false;
+	return reserve_batch(state, Max(Max(2 * batch->limit, batch->limit + BATCH_RESERVE_STEP),
+									2 * need));
+}
+
 /* Start a batch: its limit, its keys and its engine. */
 static void
 start_batch(Gpusortstate *state)
 {
 	SortBatch  *batch = &state->batch;
-	Size		limit;
+	Size		ceiling;
 
-	limit = batch_limit(state);
-	batch->limit = limit;
+	ceiling = batch_ceiling(state);
+	state->batch_ceiling = ceiling;
+	batch->limit = 0;
+	(void) reserve_batch(state, BATCH_RESERVE_STEP);
 	balance_runs(state);
 
 	if (state->last_batch_records > 0)
 		batch->expected_records = state->last_batch_records;
 	else
 		batch->expected_records = (size_t) Min(state->sh.expected_rows,
-											   (double) (limit / MIN_RECORD_BYTES));
+											   (double) (ceiling / MIN_RECORD_BYTES));
 	batch_start_keys(batch);
 	batch_start_engine(batch);
 	state->batch_started = true;
@@ -428,6 +476,24 @@ spill_batch(Gpusortstate *state)
 }
 
 /*
+ * What the batch would hold with more tuples: each takes its records, as
+ * batch_memory counts them, and its arena bytes, as those so far took
+ * theirs; the arena's free room, a block taken ahead too, takes the first
+ * of them.  Not what the batch holds now over its tuples, which counts
+ * arrays grown ahead and the arena's free room as if every tuple took its
+ * share of them: that overestimate wrote a run where the rows fitted.
+ */
+static double
+batch_memory_with(SortBatch *batch, double more)
+{
+	Size		room = batch->block_left + batch->ahead_size;
+	double		per_tuple = (double) (batch->arena_bytes - room) / (double) batch->ntuples;
+	double		arena_more = Max(more * per_tuple - (double) room, 0.0);
+
+	return (double) batch_memory(batch, batch->ntuples + (size_t) more, 0) + arena_more;
+}
+
+/*
  * Whether to spill the batch before it is full, so that the next batch has
  * room to load while this one's run is written behind the backend: a batch
  * that holds all but WRITE_BEHIND_ROOM of what it may hold (once a run
@@ -444,7 +510,7 @@ static bool
 spill_early(Gpusortstate *state, Size held)
 {
 	SortBatch  *batch = &state->batch;
-	Size		full = batch->limit + state->writing_held;
+	Size		full = Max(state->batch_ceiling, batch->limit) + state->writing_held;
 	Size		room = full;
 	double		remaining = state->sh.expected_rows - (double) state->tuples_put;
 
@@ -461,21 +527,33 @@ spill_early(Gpusortstate *state, Size held)
 		return false;
 	if (remaining <= 0)
 		return state->runs != NULL;
-	return remaining * ((double) held / (double) batch->ntuples) > (double) (full - held);
+	return batch_memory_with(batch, remaining) > (double) full;
+}
+
+/*
+ * The run written behind is done: what its batch held goes back to the
+ * budgets, and the batch's ceiling is taken again.
+ */
+static void
+writing_done(Gpusortstate *state)
+{
+	finish_writing(state);
+	(void) reserve_batch(state, state->batch.limit);
+	state->batch_ceiling = batch_ceiling(state);
 }
 
 /*
  * The batch has no room: if a run written behind holds memory, wait for
- * it, and take the batch's limit again.  True if that freed memory.
+ * it, and let the batch grow into what it gave back.  True if that freed
+ * memory.
  */
 static bool
 make_room(Gpusortstate *state)
 {
 	if (!state->writing_active)
 		return false;
-	finish_writing(state);
-	budget_hold(&state->budget, batch_memory(&state->batch, state->batch.ntuples, 0));
-	state->batch.limit = batch_limit(state);
+	writing_done(state);
+	(void) grow_batch(state);
 	return true;
 }
 
@@ -487,8 +565,10 @@ store_tuple(SortBatch *batch, TupleTableSlot *slot, MinimalTuple tuple)
 }
 
 /*
- * Tell the budget what the batch holds, beside the arena too, and take the
- * batch's limit again; a batch past it is spilled.  True if it was.
+ * Check what the batch holds, beside the arena too, against its limit, and
+ * take its ceiling again: reserve ahead while the budgets allow, so that
+ * the limit stays about twice what the batch holds; a batch past its limit
+ * that cannot grow is spilled.  True if it was.
  */
 static bool
 hold_batch_memory(Gpusortstate *state)
@@ -498,10 +578,12 @@ hold_batch_memory(Gpusortstate *state)
 
 	/* a run written behind that is done gives its memory back */
 	if (state->writing_active && runs_write_done(state->runs))
-		finish_writing(state);
-	budget_hold(&state->budget, held + state->writing_held);
-	batch->limit = batch_limit(state);
-	if (held > batch->limit)
+		writing_done(state);
+	else
+		state->batch_ceiling = batch_ceiling(state);
+	if (batch_memory(batch, batch->ntuples, batch->next_block_size) > batch->limit / 2)
+		(void) grow_batch(state);
+	if (held > batch->limit && !grow_batch(state))
 		make_room(state);
 	if (held <= batch->limit &&
 		(state->batch_record_cap == 0 || batch->ntuples < state->batch_record_cap) &&
@@ -523,13 +605,16 @@ put_tuple(Gpusortstate *state, TupleTableSlot *slot, MinimalTuple tuple)
 	Assert(state->status == SORT_LOADING);
 	if (!state->batch_started)
 		start_batch(state);
-	if (!store_tuple(batch, slot, tuple) &&
-		!(make_room(state) && store_tuple(batch, slot, tuple)))
+	while (!store_tuple(batch, slot, tuple))
 	{
+		/* more room reserved, or a run written behind done: try again */
+		if (grow_batch(state) || make_room(state))
+			continue;
 		spill_batch(state);
 		start_batch(state);
 		if (!store_tuple(batch, slot, tuple))
 			elog(ERROR, "gpusort: an empty batch refused a tuple");
+		break;
 	}
 	if (++state->tuples_put % ENCODE_BATCH == 0)
 		gpusort_fault_point(GPUSORT_PHASE_LOAD);
@@ -579,7 +664,7 @@ gpusort_sort_putblocks(Gpusortstate *state, const TupleBlock *blocks, int nblock
 		n = batch_store_blocks(batch, blocks + nput, nblocks - nput);
 		if (n == 0)
 		{
-			if (make_room(state))
+			if (grow_batch(state) || make_room(state))
 				continue;
 			if (before == 0)
 				break;
@@ -617,16 +702,26 @@ gpusort_sort_performsort(Gpusortstate *state)
 		instr_time	start;
 		Size		held;
 		Size		available;
+		Size		granted;
 
 		if (batch->ntuples > 0)
 			sort_batch(state, true);
 		finish_writing(state);
 		held = batch_held(batch);
-		budget_hold(&state->budget, held);
 
-		/* the eighth of the budget that the batches left to the merge */
+		/*
+		 * The eighth of the budget that the batches left to the merge,
+		 * reserved with what the last batch holds; at least a merge's
+		 * least, which the server may no longer grant
+		 */
 		available = budget_available(&state->budget);
 		merge_memory = Max(available / 8, RUN_MERGE_MIN_MEMORY);
+		granted = budget_reserve(&state->budget, held + merge_memory);
+		if (granted < held + merge_memory)
+		{
+			merge_memory = Max(granted > held ? granted - held : 0, RUN_MERGE_MIN_MEMORY);
+			budget_hold(&state->budget, held + merge_memory);
+		}
 		INSTR_TIME_SET_CURRENT(start);
 		runs_start_merge(state->runs, batch, merge_memory, state->random_access);
 		stats->merge_ms += gpusort_elapsed_ms(start);
@@ -637,8 +732,6 @@ gpusort_sort_performsort(Gpusortstate *state)
 			state->batch_started = false;
 			budget_hold(&state->budget, BLCKSZ);
 		}
-		else
-			budget_hold(&state->budget, held + merge_memory);
 		stats->runs_written = runs_written(state->runs);
 		stats->runs_behind = runs_written_behind(state->runs);
 		stats->merge_passes = runs_merge_passes(state->runs);

@@ -28,19 +28,33 @@
  *
  * A backend's budget alone would let a server with hundreds of connections
  * hold hundreds of times gpusort.max_memory.  So, where gpusort is preloaded,
- * what each backend's sorts hold is also added up in shared memory, and a
- * sort may hold no more than the server's budget less what every other
- * sort of the server holds: the smaller of the two answers wins.  The
- * server's total is kept in one atomic counter, moved by each change a sort
- * makes to what it holds; a backend that exits takes out what it still
- * counts (on_shmem_exit), and a crash restart initializes the counter
- * again.  Loaded without shared_preload_libraries there is no shared
- * memory, and only the backend's budget applies.
+ * what each backend's sorts hold is also added up in shared memory, in one
+ * atomic counter, and gpusort.server_memory bounds it.  A sort does not ask
+ * what is free and then take it, which lets sorts that ask at the same
+ * moment take the same room twice; it reserves before it grows
+ * (budget_reserve): one compare-and-swap on the counter moves what it
+ * holds only if the server's total stays within the limit, and a sort
+ * that gets less than it asked for grows no further, or writes a run.  A
+ * batch grows its reservation in steps as it fills (sort.c), and the
+ * chunks of a parallel load reserve before the workers may fill them
+ * (nodeGpuSortLoad.c), so the counter never holds less than the memory,
+ * and what a sort reserved and did not use goes back when it writes its
+ * run or ends.  A backend that exits takes out what it still counts
+ * (on_shmem_exit), and a crash restart initializes the counter again.
+ * Loaded without shared_preload_libraries there is no shared memory, and
+ * only the backend's budget applies.
  *
  * When the others hold it all, a sort still gets BUDGET_SORT_MINIMUM (or
  * the backend's budget, if smaller) and spills in runs of that size, so
- * that it finishes rather than fail; so either budget can be passed by at
- * most that much per sort that runs at the same time.
+ * that it finishes rather than fail or wait on memory that a cursor may
+ * hold for hours.  For that minimum the server keeps a reserve: sorts grow
+ * only to the limit less a sixteenth of it (BUDGET_SERVER_RESERVE_FRACTION),
+ * and only a sort below its minimum may take the reserve.  So the
+ * server's budget holds as long as no more sorts than the reserve has
+ * minimums for (16 on a 256 MB budget, 4,096 on the default of a 128 GB
+ * machine) start while every other byte is held; past that, each further
+ * one passes it by its minimum.  The counter's peak since the server
+ * started is in gpusort_stat.
  *
  * Both default to shares of the machine's memory: its physical memory or,
  * where the server runs in a cgroup with a lower memory limit (a container,
@@ -71,6 +85,13 @@
 
 #define MEGABYTE	((Size) 1024 * 1024)
 
+/*
+ * The part of gpusort.server_memory (one in this many bytes) that only a
+ * sort below its minimum may take, so that a sort that starts while every
+ * other byte is held still finds its minimum within the limit.
+ */
+#define BUDGET_SERVER_RESERVE_FRACTION	16
+
 /* what the backend's sorts hold together */
 static Size backend_in_use = 0;
 
@@ -99,6 +120,39 @@ uncount_backend_at_exit(int code, Datum arg)
 	server_count = SERVER_LEFT;
 }
 
+/* The server's total is now total: keep its peak. */
+static void
+note_peak(uint64 total)
+{
+	uint64		peak = pg_atomic_read_u64(&gpusort_shared->sort_memory_peak);
+
+	while (total > peak &&
+		   !pg_atomic_compare_exchange_u64(&gpusort_shared->sort_memory_peak, &peak, total))
+		;
+}
+
+/*
+ * Whether the backend's holdings are in the server's total, counting them
+ * there first if they are not yet: false where there is no server total,
+ * or the backend is leaving it.
+ */
+static bool
+server_counts_backend(void)
+{
+	if (gpusort_shared == NULL || server_count == SERVER_LEFT)
+		return false;
+	if (server_count == SERVER_UNCOUNTED)
+	{
+		if (proc_exit_inprogress)
+			return false;
+		on_shmem_exit(uncount_backend_at_exit, 0);
+		server_count = SERVER_COUNTED;
+		note_peak(pg_atomic_add_fetch_u64(&gpusort_shared->sort_memory_held,
+										  (int64) backend_in_use));
+	}
+	return true;
+}
+
 /* Move what the backend holds, here and in the server's total. */
 static void
 move_held(Size old_bytes, Size new_bytes)
@@ -106,19 +160,15 @@ move_held(Size old_bytes, Size new_bytes)
 	int64		change = (int64) new_bytes - (int64) old_bytes;
 
 	Assert(backend_in_use >= old_bytes);
-	backend_in_use = backend_in_use - old_bytes + new_bytes;
-	if (gpusort_shared == NULL || change == 0 || server_count == SERVER_LEFT)
+	if (change == 0)
 		return;
-	if (server_count == SERVER_UNCOUNTED)
+	if (!server_counts_backend())
 	{
-		if (proc_exit_inprogress)
-			return;
-		on_shmem_exit(uncount_backend_at_exit, 0);
-		server_count = SERVER_COUNTED;
-		/* the first count: all the backend holds */
-		change = (int64) backend_in_use;
+		backend_in_use = backend_in_use - old_bytes + new_bytes;
+		return;
 	}
-	pg_atomic_fetch_add_u64(&gpusort_shared->sort_memory_held, change);
+	backend_in_use = backend_in_use - old_bytes + new_bytes;
+	note_peak(pg_atomic_add_fetch_u64(&gpusort_shared->sort_memory_held, change));
 }
 
 static void
@@ -329,28 +379,63 @@ budget_server_limit(void)
 }
 
 /*
- * What the sort may hold in all: what the backend's other sorts leave of
- * its budget (by default never less than work_mem, a Sort node's), or what
- * the server's other sorts leave of the server's, if that is less
- * (share->server_bound says which).
+ * What the backend's budget leaves the share: what the backend's other
+ * sorts leave of its total, by default never less than work_mem, a Sort
+ * node's.
  */
-Size
-budget_available(BudgetShare *share)
+static Size
+backend_room(BudgetShare *share)
 {
 	Size		total = budget_total();
 	Size		others = backend_in_use - share->held;
 	Size		left = (others < total) ? total - others : 0;
-	Size		server = budget_server_limit();
 
 	if (gpusort_max_memory_kb < 0)
 		left = Max(left, (Size) work_mem * 1024);
+	return left;
+}
+
+/* what a sort may always hold, whatever the others hold */
+static Size
+sort_minimum(void)
+{
+	return Min(budget_total(), BUDGET_SORT_MINIMUM);
+}
+
+/*
+ * What the server's budget leaves the share to grow to, beside what every
+ * other sort holds, where the total is held_all: the limit less its
+ * reserve, and the reserve too up to the sort's minimum (the file's head
+ * says why).
+ */
+static Size
+server_room(BudgetShare *share, Size server, uint64 held_all)
+{
+	Size		others = (held_all > share->held) ? (Size) held_all - share->held : 0;
+	Size		growth_limit = server - server / BUDGET_SERVER_RESERVE_FRACTION;
+	Size		room = (others < growth_limit) ? growth_limit - others : 0;
+
+	return Max(room, sort_minimum());
+}
+
+/*
+ * What the sort may hold in all, as things are now: what the backend's
+ * other sorts leave of its budget, or what the server's other sorts leave
+ * of the server's, if that is less (share->server_bound says which).  An
+ * answer, not a promise: the sort takes it with budget_reserve, which may
+ * grant less if others took it meanwhile.
+ */
+Size
+budget_available(BudgetShare *share)
+{
+	Size		left = backend_room(share);
+	Size		server = budget_server_limit();
 
 	share->server_bound = false;
 	if (server > 0)
 	{
-		Size		held_all = (Size) pg_atomic_read_u64(&gpusort_shared->sort_memory_held);
-		Size		server_others = (held_all > share->held) ? held_all - share->held : 0;
-		Size		server_left = (server_others < server) ? server - server_others : 0;
+		Size		server_left = server_room(share, server,
+											  pg_atomic_read_u64(&gpusort_shared->sort_memory_held));
 
 		if (server_left < left)
 		{
@@ -358,5 +443,58 @@ budget_available(BudgetShare *share)
 			share->server_bound = true;
 		}
 	}
-	return Max(left, Min(total, BUDGET_SORT_MINIMUM));
+	return Max(left, sort_minimum());
+}
+
+/*
+ * Make what the sort holds want bytes, or as near as the budgets allow,
+ * and return what it holds then.  Holding less always succeeds.  Holding
+ * more is granted up to what the backend's budget leaves and, in one
+ * compare-and-swap on the server's total, what the server's leaves, so
+ * that sorts that grow at the same moment cannot take the same room; a
+ * grant the server cut short sets share->server_bound.
+ */
+Size
+budget_reserve(BudgetShare *share, Size want)
+{
+	Size		target = Min(want, Max(backend_room(share), sort_minimum()));
+	Size		server = budget_server_limit();
+	uint64		held_all;
+
+	if (want <= share->held)
+	{
+		budget_hold(share, want);
+		return want;
+	}
+	if (target <= share->held)
+		return share->held;
+	if (server == 0 || !server_counts_backend())
+	{
+		budget_hold(share, target);
+		return target;
+	}
+
+	held_all = pg_atomic_read_u64(&gpusort_shared->sort_memory_held);
+	for (;;)
+	{
+		Size		grant = Min(target, server_room(share, server, held_all));
+		uint64		new_all;
+
+		if (grant <= share->held)
+		{
+			share->server_bound = true;
+			return share->held;
+		}
+		new_all = held_all - share->held + grant;
+		if (pg_atomic_compare_exchange_u64(&gpusort_shared->sort_memory_held,
+										   &held_all, new_all))
+		{
+			backend_in_use = backend_in_use - share->held + grant;
+			share->held = grant;
+			note_peak(new_all);
+			if (grant < target)
+				share->server_bound = true;
+			return grant;
+		}
+	}
 }

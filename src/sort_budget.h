@@ -26,6 +26,7 @@ extern void budget_join(BudgetShare *share, MemoryContext owner);
 extern void budget_count_workers(BudgetShare *share, int workers);
 extern void budget_hold(BudgetShare *share, Size bytes);
 extern Size budget_available(BudgetShare *share);
+extern Size budget_reserve(BudgetShare *share, Size want);
 extern Size budget_total(void);
 extern Size budget_server_limit(void);
 extern void budget_describe_memory(StringInfo buf);

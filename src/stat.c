@@ -72,9 +72,10 @@ stat_count_run(bool for_server_budget)
  * gpusort_stat(): counters since the server started, one row per figure,
  * (what, detail, value): sorts and rows by engine, fallbacks by reason,
  * bytes moved to and from the GPUs, GPU time, time spent queued, runs
- * written because of each memory budget; and, as "now", the requests open,
+ * written because of each memory budget; as "now", the requests open,
  * the staging slots in use, and the host memory all GpuSorts hold against
- * gpusort.server_memory (0: no limit) at this moment.
+ * gpusort.server_memory (0: no limit) at this moment; and, as "peak", the
+ * most they have held at once.
  */
 PG_FUNCTION_INFO_V1(gpusort_stat);
 Datum
@@ -130,6 +131,8 @@ gpusort_stat(PG_FUNCTION_ARGS)
 		STAT_ROW("now", "sort memory held",
 				 pg_atomic_read_u64(&shared->sort_memory_held));
 		STAT_ROW("now", "sort memory limit", budget_server_limit());
+		STAT_ROW("peak", "sort memory held",
+				 pg_atomic_read_u64(&shared->sort_memory_peak));
 	}
 #undef STAT_ROW
 	PG_RETURN_VOID();

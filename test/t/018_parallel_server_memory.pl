@@ -44,7 +44,7 @@ my $digest = "SELECT md5(string_agg(s || ':' || id, ',')), count(*) FROM ($query
 my $native = $node->safe_psql('postgres', "SET gpusort.enabled = off; $digest");
 like($node->safe_psql('postgres', "${settings}EXPLAIN (COSTS OFF) $query"),
 	qr/Custom Scan \(GpuSort\).*Gather.*GpuSortLoad/s, 'a parallel GpuSort');
-my $held_now = q{SELECT value FROM gpusort_stat WHERE detail = 'sort memory held'};
+my $held_now = q{SELECT value FROM gpusort_stat WHERE what = 'now' AND detail = 'sort memory held'};
 my $limit = $node->safe_psql('postgres',
 	q{SELECT value FROM gpusort_stat WHERE detail = 'sort memory limit'});
 is($limit, 512 * 1024 * 1024, 'the server budget is 512 MB');

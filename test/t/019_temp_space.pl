@@ -1,0 +1,78 @@
+# 019_temp_space.pl: a GpuSort never needs more temporary space than
+# PostgreSQL's Sort for the same rows and the same memory, at any budget.
+#
+# For each budget from 64 kB to 1 GB, Sort runs with work_mem at that budget
+# and EXPLAIN ANALYZE gives its Disk (logtape.c's blocks at their peak: the
+# tapes recycle the blocks they have read), or none where it sorts in memory.
+# GpuSort then runs with gpusort.max_memory at the same budget under
+# temp_file_limit at 1.1 times Sort's Disk (0 where Sort wrote nothing):
+# fd.c counts every temporary file the session holds at once, so a sort
+# whose runs and merge passes together ever held more fails with
+# PostgreSQL's own error.  Each must succeed and return Sort's rows; and the
+# sweep must cover a single merge and merges in several passes, as well as
+# budgets where both sort in memory.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+use FindBin;
+use lib $FindBin::RealBin;
+use GpuSortNode;
+
+my $node = gpusort_node('temp_space', conf => "gpusort.gpu_min_rows = 0\n");
+$node->safe_psql('postgres', q{
+CREATE EXTENSION gpusort;
+CREATE TABLE space AS
+  SELECT g::int4 AS id, hashint8(g) AS k, md5(g::text) AS pad
+  FROM generate_series(1, 1000000) g;
+ANALYZE space});
+
+my $explain = 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT * FROM space ORDER BY k, id';
+my $digest = q{SELECT md5(string_agg(id::text, ',')), count(*) FROM (SELECT * FROM space ORDER BY k, id) x};
+my $rows = $node->safe_psql('postgres', "SET gpusort.enabled = off; $digest");
+my (%single, %passes, %memory);
+
+for my $budget ('64kB', '256kB', '1MB', '4MB', '16MB', '64MB', '256MB', '1GB')
+{
+	my $native = $node->safe_psql('postgres',
+		"SET gpusort.enabled = off; SET work_mem = '$budget'; $explain");
+	my ($native_disk) = $native =~ /Disk: (\d+)kB/;
+	my $limit = int(($native_disk // 0) * 1.1);
+	my $setup = "SET gpusort.max_memory = '$budget'; SET temp_file_limit = '${limit}kB';";
+	my ($ret, $plan, $stderr) = $node->psql('postgres', "$setup $explain");
+	my ($passes) = $plan =~ /Merge Passes: (\d+)/;
+	my ($disk) = $plan =~ /Disk Used: (\d+) kB/;
+
+	like($plan, qr/Custom Scan \(GpuSort\)/, "$budget: the sort is a GpuSort");
+	is($ret, 0, "$budget: GpuSort ran within 1.1 times Sort's "
+		  . (defined $native_disk ? "$native_disk kB" : 'none (in memory)')
+		  . ($ret == 0 ? ' (' . ($disk // 0) . ' kB, merge passes: ' . ($passes // 0) . ')' : ": $stderr"));
+	is($node->safe_psql('postgres', "$setup $digest"), $rows,
+		"$budget: same rows in the same order as Sort");
+	if (!defined $native_disk)
+	{
+		$memory{$budget} = 1;
+	}
+	elsif (($passes // 0) == 1)
+	{
+		$single{$budget} = 1;
+	}
+	elsif (($passes // 0) > 1)
+	{
+		$passes{$budget} = 1;
+	}
+}
+note('single merge: ' . join(', ', sort keys %single) . '; in passes: '
+	  . join(', ', sort keys %passes) . '; in memory: ' . join(', ', sort keys %memory));
+ok(%single, 'the sweep has sorts merged at once');
+ok(%passes, 'the sweep has sorts merged in several passes');
+ok(%memory, 'the sweep has budgets where Sort needs no temporary file');
+
+$node->stop;
+unlike(slurp_file($node->logfile), qr/leak|WARNING|terminated by signal|PANIC/,
+	'no leak, resource warning or crash in the server log');
+
+done_testing();
