@@ -28,8 +28,9 @@ the setting "scan" (scale.md gives each setting's time over it):
            one backend reading every row (no parallel workers)
 
 All of them run with work_mem = 8GB, max_parallel_workers_per_gather = 0
-and jit off; gpusort ignores work_mem, and its own budget
-(gpusort.max_memory) is left at the default, which is what is measured.
+and jit off; gpusort's own budget (gpusort.max_memory) is left at the
+default, which is what is measured: never below work_mem for each
+process that sorts, as PostgreSQL's Sort would have.
 The settings go in as PGOPTIONS, so the first statement a connection runs
 is the sort itself.  Each setting is timed two ways, with psql's \\timing
 (the statement as the client sees it, result included, which is empty):
@@ -78,7 +79,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import chart_png  # noqa: E402  (bench/chart_png.py, beside this file)
 
-# every setting runs with these; gpusort ignores work_mem
+# every setting runs with these
 COMMON = {"work_mem": "8GB", "max_parallel_workers_per_gather": "0", "jit": "off"}
 SETTINGS = {
     "native": {"gpusort.enabled": "off"},
