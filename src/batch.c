@@ -210,4 +210,5 @@ batch_init_resolve(SortBatchShared *sh, ResolveContext *res, MinimalTuple *tuple
 	res->slot = sh->work_slot;
 	res->slot2 = sh->work_slot2;
 	res->tuples = tuples;
+	res->inputs = NULL;
 }

@@ -54,8 +54,8 @@ resolve_order(SortBatch *batch, uint32 *perm)
 	int64		resolved = 0;
 	instr_time	start;
 	RefineContext rc;
-	TieRange    *runs = NULL;
-	size_t		nruns = 0;
+	TieRange    *ties = NULL;
+	size_t		nties = 0;
 	char	   *why = NULL;
 	MemoryContext refinecxt;
 
@@ -71,6 +71,7 @@ resolve_order(SortBatch *batch, uint32 *perm)
 	}
 
 	/* the key threads are idle now: the prefixes were all built */
+	res.inputs = &batch->inputs;
 	memset(&rc, 0, sizeof(rc));
 	refinecxt = AllocSetContextCreate(batch->cxt, "GpuSort refine",
 									  ALLOCSET_DEFAULT_SIZES);
@@ -83,7 +84,7 @@ resolve_order(SortBatch *batch, uint32 *perm)
 
 	INSTR_TIME_SET_CURRENT(start);
 	if (!gpusort_refine(&rc, batch->chain.engine, perm, batch->ntuples,
-						&runs, &nruns, &why))
+						&ties, &nties, &why))
 	{
 		MemoryContextDelete(refinecxt);
 		batch_give_up_keys(batch, psprintf("refinement failed: %s", why));
@@ -92,14 +93,14 @@ resolve_order(SortBatch *batch, uint32 *perm)
 	stats->refine_ms += gpusort_elapsed_ms(start);
 
 	INSTR_TIME_SET_CURRENT(start);
-	resolve_tie_ranges(&res, perm, runs, nruns, &resolved);
+	resolve_tie_ranges(&res, perm, ties, nties, &resolved);
 	stats->resolved += resolved;
 	stats->resolve_ms += gpusort_elapsed_ms(start);
 
 	if (batch->sh->layout.verify)
 	{
 		INSTR_TIME_SET_CURRENT(start);
-		if (!gpusort_certify_libc_order(&rc, perm, batch->ntuples, &why))
+		if (!gpusort_certify_libc_order(&rc, perm, batch->ntuples, ties, nties, &why))
 		{
 			MemoryContextDelete(refinecxt);
 			batch_give_up_keys(batch, psprintf("order check failed: %s", why));

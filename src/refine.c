@@ -358,6 +358,8 @@ typedef struct CertifyPairs
 	const KeyInputs *inputs;
 	const uint32 *perm;
 	bool	   *bad;			/* bad[i]: perm[i] > perm[i + 1] */
+	const bool *resolved;		/* resolved[i]: the comparators ordered the
+								 * pair, or NULL */
 } CertifyPairs;
 
 static bool
@@ -373,6 +375,8 @@ certify_pairs(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 
 		if ((i & 63) == 0 && key_build_stopped(ctx))
 			return false;
+		if (cp->resolved != NULL && cp->resolved[i])
+			continue;
 		if (!key_compare_inputs(ctx,
 								key_inputs_values(cp->inputs, a), key_inputs_isnull(cp->inputs, a),
 								key_inputs_values(cp->inputs, b), key_inputs_isnull(cp->inputs, b),
@@ -492,21 +496,43 @@ repair_order(RefineContext *rc, uint32 *perm, size_t n, const bool *bad)
  * Check every adjacent pair of perm as PostgreSQL compares them, and repair
  * the order where strxfrm disagreed.  False, with *why, if the checking
  * itself failed.
+ *
+ * The pairs within the nties ranges of ties, which the comparators ordered
+ * (resolve_tie_ranges), are PostgreSQL's order already, and are not
+ * compared again: where each comparison reads long values whole (a few
+ * values of 100 MB, equal for as long as a key reaches), that would be
+ * most of the sort's time.  Their first and last records are checked
+ * against their neighbours outside like any other.
  */
 bool
-gpusort_certify_libc_order(RefineContext *rc, uint32 *perm, size_t n, char **why)
+gpusort_certify_libc_order(RefineContext *rc, uint32 *perm, size_t n,
+						   const TieRange *ties, size_t nties, char **why)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(rc->cxt);
 	CertifyPairs cp;
 	bool		any_bad = false;
+	bool	   *resolved = NULL;
+	size_t		nresolved = 0;
 
 	if (n < 2)
 	{
 		MemoryContextSwitchTo(oldcxt);
 		return true;
 	}
+	if (nties > 0)
+	{
+		resolved = MemoryContextAllocExtended(CurrentMemoryContext, n,
+											  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		for (size_t r = 0; r < nties; r++)
+			for (size_t i = ties[r].start; i + 1 < ties[r].start + ties[r].len; i++)
+			{
+				resolved[i] = true;
+				nresolved++;
+			}
+	}
 	cp.inputs = rc->inputs;
 	cp.perm = perm;
+	cp.resolved = resolved;
 	cp.bad = MemoryContextAllocExtended(CurrentMemoryContext, n,
 										MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	keythreads_parallel_for(rc->pool, certify_pairs, &cp, n - 1, TASK_GRAIN * 2);
@@ -516,7 +542,7 @@ gpusort_certify_libc_order(RefineContext *rc, uint32 *perm, size_t n, char **why
 		MemoryContextSwitchTo(oldcxt);
 		return false;
 	}
-	rc->checked_pairs += n - 1;
+	rc->checked_pairs += n - 1 - nresolved;
 
 	/* PostgreSQL's comparator has the last word on each flagged pair */
 	for (size_t i = 0; i + 1 < n; i++)
@@ -531,6 +557,8 @@ gpusort_certify_libc_order(RefineContext *rc, uint32 *perm, size_t n, char **why
 	if (any_bad)
 		repair_order(rc, perm, n, cp.bad);
 	pfree(cp.bad);
+	if (resolved)
+		pfree(resolved);
 	MemoryContextSwitchTo(oldcxt);
 	return true;
 }

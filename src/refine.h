@@ -36,6 +36,7 @@ typedef struct RefineContext
 extern bool gpusort_refine(RefineContext *rc, const SortEngine *sorted, uint32 *perm,
 						   size_t n, TieRange **ranges, size_t *nranges, char **why);
 extern bool gpusort_certify_libc_order(RefineContext *rc, uint32 *perm, size_t n,
+									   const TieRange *ties, size_t nties,
 									   char **why);
 
 #endif							/* GPUSORT_REFINE_H */

@@ -140,7 +140,10 @@ sort_tie_range(ResolveContext *res, TieCompare *cmp, uint32 *range, size_t len,
 	{
 		TupleTableSlot *slot = res->slot;
 
-		/* datums point into the arena's tuples, which outlive the stage */
+		/*
+		 * datums point into the arena's tuples, or are the key's inputs,
+		 * detoasted once already; both outlive the stage
+		 */
 		ExecStoreMinimalTuple(res->tuples[range[i]], slot, false);
 		slot_getsomeattrs(slot, layout->max_attno);
 		items[i].index = range[i];
@@ -148,10 +151,19 @@ sort_tie_range(ResolveContext *res, TieCompare *cmp, uint32 *range, size_t len,
 		items[i].isnull = isnull + i * cmp->ncols;
 		for (int c = 0; c < cmp->ncols; c++)
 		{
-			AttrNumber	attno = layout->cols[cmp->first_col + c].attno;
+			int			col = cmp->first_col + c;
+			AttrNumber	attno = layout->cols[col].attno;
 
-			items[i].values[c] = slot->tts_values[attno - 1];
-			items[i].isnull[c] = slot->tts_isnull[attno - 1];
+			if (res->inputs != NULL && col < res->inputs->ncols)
+			{
+				items[i].values[c] = key_inputs_values(res->inputs, range[i])[col];
+				items[i].isnull[c] = key_inputs_isnull(res->inputs, range[i])[col];
+			}
+			else
+			{
+				items[i].values[c] = slot->tts_values[attno - 1];
+				items[i].isnull[c] = slot->tts_isnull[attno - 1];
+			}
 		}
 		items[i].first = items[i].values[0];
 		items[i].first_isnull = items[i].isnull[0];

@@ -29,6 +29,10 @@ typedef struct ResolveContext
 	TupleTableSlot *slot;		/* a MinimalTuple slot to deform with */
 	TupleTableSlot *slot2;		/* another, to compare two records */
 	MinimalTuple *tuples;		/* tuple of each record index */
+	const KeyInputs *inputs;	/* or NULL: each record's datums of the
+								 * full key's columns, detoasted
+								 * (batch_encode.c), which the comparators
+								 * then take rather than detoast again */
 } ResolveContext;
 
 /* perm[start .. start + len - 1]: records known equal on columns < first_col */
