@@ -48,7 +48,6 @@
 #include "executor/tuptable.h"
 
 #define GPUSORT_MAX_KEY_BYTES	32
-#define GPUSORT_MAX_KEY_WORDS	(GPUSORT_MAX_KEY_BYTES / 8)
 
 /* How a column's values become key bytes. */
 typedef enum KeyKind
@@ -344,7 +343,6 @@ extern bool key_compare_inputs(KeyBuildContext *ctx,
 							   int *result);
 extern size_t key_inputs_bytes(const KeyLayout *layout, const Datum *values,
 							   const bool *isnull);
-extern bool key_inputs_identical_column(const KeyColumn *col, Datum a, Datum b);
 extern bool key_inputs_identical(const KeyLayout *layout,
 								 const Datum *a_values, const bool *a_isnull,
 								 const Datum *b_values, const bool *b_isnull);

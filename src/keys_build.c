@@ -95,6 +95,8 @@ typedef struct KeySink
 								 * encoded (a long libc string) */
 } KeySink;
 
+static bool key_inputs_identical_column(const KeyColumn *col, Datum a, Datum b);
+
 static bool
 ensure_capacity(void **buf, size_t *cap, size_t need)
 {
@@ -414,7 +416,6 @@ put_bytea(KeySink *s, const KeyColumn *col, Datum value)
 #define NUM_EXT_MASK			0xF000
 #define NUM_NAN					0xC000
 #define NUM_PINF				0xD000
-#define NUM_NINF				0xF000
 #define NUM_SHORT_SIGN			0x2000
 #define NUM_SHORT_WEIGHT_SIGN	0x0040
 #define NUM_SHORT_WEIGHT_MASK	0x003F
@@ -771,7 +772,7 @@ key_compare_inputs(KeyBuildContext *ctx,
 }
 
 /* Whether two non-NULL values of a column are the very same, byte for byte. */
-bool
+static bool
 key_inputs_identical_column(const KeyColumn *col, Datum a, Datum b)
 {
 	switch (col->kind)

@@ -102,6 +102,8 @@
 
 static planner_hook_type prev_planner_hook = NULL;
 
+static List *gpusort_plan_info_to_list(const GpuSortPlanInfo *info);
+
 /* What the walk over one statement's plans knows and finds. */
 typedef struct ReplaceContext
 {
@@ -816,7 +818,7 @@ gpusort_planner_init(void)
  * GpuSortPlanInfo <-> custom_private: a list of four lists, so that the
  * plan survives copyObject() and nodeToString() for parallel workers.
  */
-List *
+static List *
 gpusort_plan_info_to_list(const GpuSortPlanInfo *info)
 {
 	List	   *cols = NIL;

@@ -27,7 +27,6 @@ typedef struct GpuSortPlanInfo
 	bool	   *nullsFirst;
 } GpuSortPlanInfo;
 
-extern List *gpusort_plan_info_to_list(const GpuSortPlanInfo *info);
 extern void gpusort_plan_info_from_list(List *private, GpuSortPlanInfo *info);
 
 extern void gpusort_planner_init(void);

@@ -332,7 +332,7 @@ resolve_tie_ranges(ResolveContext *res, uint32 *perm, const TieRange *ranges,
  * Compare tuples a and b on every ORDER BY column with PostgreSQL's
  * comparators: <0, 0, >0.
  */
-int
+static int
 resolve_compare_tuples(ResolveContext *res, MinimalTuple a, MinimalTuple b)
 {
 	const KeyLayout *layout = res->layout;

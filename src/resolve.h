@@ -54,7 +54,6 @@ extern void resolve_tie_ranges(ResolveContext *res, uint32 *perm,
 							   const TieRange *ranges, size_t nranges,
 							   int64 *resolved);
 extern int	resolve_compare_records(ResolveContext *res, uint32 a, uint32 b);
-extern int	resolve_compare_tuples(ResolveContext *res, MinimalTuple a, MinimalTuple b);
 extern void resolve_deform_tuple(ResolveContext *res, MinimalTuple tuple,
 								 Datum *values, bool *isnull, MemoryContext cxt,
 								 Size *detoasted_bytes);
