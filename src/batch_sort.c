@@ -100,7 +100,8 @@ resolve_order(SortBatch *batch, uint32 *perm)
 	if (batch->sh->layout.verify)
 	{
 		INSTR_TIME_SET_CURRENT(start);
-		if (!gpusort_certify_libc_order(&rc, perm, batch->ntuples, ties, nties, &why))
+		if (!gpusort_certify_libc_order(&rc, perm, batch->ntuples, ties, nties,
+										&why))
 		{
 			MemoryContextDelete(refinecxt);
 			batch_give_up_keys(batch, psprintf("order check failed: %s", why));

@@ -95,7 +95,8 @@ typedef struct KeySink
 								 * encoded (a long libc string) */
 } KeySink;
 
-static bool key_inputs_identical_column(const KeyColumn *col, Datum a, Datum b);
+static bool key_inputs_identical_column(const KeyColumn *col, Datum a,
+										Datum b);
 
 static bool
 ensure_capacity(void **buf, size_t *cap, size_t need)

@@ -724,13 +724,13 @@ chunk_room(GpuSortLoadState *ls)
  * The leader: let the workers take, for chunks, what they take now and one
  * more move's worth (LOAD_DRAIN_CHUNKS_PER_WORKER chunks each), within
  * chunk_room; and reserve it in the backend's budget, and so in the
- * server's, before they may take it (as much as the budgets grant).  The workers reserve each chunk against the
- * limit before they allocate it (new_chunk), so the budgets count what
- * the chunks can take, never less: a limit that grows is held first and
- * then published, one that shrinks published first, and then what the
- * chunks reserved by then, if more, is held.  Held no further ahead than
- * a move, the chunks leave the sort's batch the rest of the budget, as
- * when the rows come serially.
+ * server's, before they may take it (as much as the budgets grant).  The
+ * workers reserve each chunk against the limit before they allocate it
+ * (new_chunk), so the budgets count what the chunks can take, never less:
+ * a limit that grows is held first and then published, one that shrinks
+ * published first, and then what the chunks reserved by then, if more, is
+ * held.  Held no further ahead than a move, the chunks leave the sort's
+ * batch the rest of the budget, as when the rows come serially.
  */
 static void
 update_limit(GpuSortLoadState *ls)

@@ -341,7 +341,8 @@ reserve_batch(Gpusortstate *state, Size want)
 
 	want = Min(want, Max(state->batch_ceiling, before));
 	granted = budget_reserve(&state->budget, want + state->writing_held);
-	batch->limit = (granted > state->writing_held) ? granted - state->writing_held : 0;
+	batch->limit = (granted > state->writing_held) ?
+		granted - state->writing_held : 0;
 	return batch->limit > before;
 }
 
@@ -359,8 +360,9 @@ grow_batch(Gpusortstate *state)
 
 	if (batch->limit >= state->batch_ceiling)
 		return false;
-	return reserve_batch(state, Max(Max(2 * batch->limit, batch->limit + BATCH_RESERVE_STEP),
-									2 * need));
+	return reserve_batch(state,
+						 Max(Max(2 * batch->limit, batch->limit + BATCH_RESERVE_STEP),
+							 2 * need));
 }
 
 /* Start a batch: its limit, its keys and its engine. */
@@ -487,10 +489,12 @@ static double
 batch_memory_with(SortBatch *batch, double more)
 {
 	Size		room = batch->block_left + batch->ahead_size;
-	double		per_tuple = (double) (batch->arena_bytes - room) / (double) batch->ntuples;
+	double		per_tuple = (double) (batch->arena_bytes - room) /
+		(double) batch->ntuples;
 	double		arena_more = Max(more * per_tuple - (double) room, 0.0);
 
-	return (double) batch_memory(batch, batch->ntuples + (size_t) more, 0) + arena_more;
+	return (double) batch_memory(batch, batch->ntuples + (size_t) more, 0) +
+		arena_more;
 }
 
 /*
@@ -581,7 +585,8 @@ hold_batch_memory(Gpusortstate *state)
 		writing_done(state);
 	else
 		state->batch_ceiling = batch_ceiling(state);
-	if (batch_memory(batch, batch->ntuples, batch->next_block_size) > batch->limit / 2)
+	if (batch_memory(batch, batch->ntuples, batch->next_block_size) >
+		batch->limit / 2)
 		(void) grow_batch(state);
 	if (held > batch->limit && !grow_batch(state))
 		make_room(state);
@@ -719,7 +724,8 @@ gpusort_sort_performsort(Gpusortstate *state)
 		granted = budget_reserve(&state->budget, held + merge_memory);
 		if (granted < held + merge_memory)
 		{
-			merge_memory = Max(granted > held ? granted - held : 0, RUN_MERGE_MIN_MEMORY);
+			merge_memory = Max(granted > held ? granted - held : 0,
+							   RUN_MERGE_MIN_MEMORY);
 			budget_hold(&state->budget, held + merge_memory);
 		}
 		INSTR_TIME_SET_CURRENT(start);

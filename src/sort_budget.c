@@ -127,7 +127,8 @@ note_peak(uint64 total)
 	uint64		peak = pg_atomic_read_u64(&gpusort_shared->sort_memory_peak);
 
 	while (total > peak &&
-		   !pg_atomic_compare_exchange_u64(&gpusort_shared->sort_memory_peak, &peak, total))
+		   !pg_atomic_compare_exchange_u64(&gpusort_shared->sort_memory_peak,
+										   &peak, total))
 		;
 }
 
@@ -159,16 +160,17 @@ move_held(Size old_bytes, Size new_bytes)
 {
 	int64		change = (int64) new_bytes - (int64) old_bytes;
 
+	bool		counted;
+
 	Assert(backend_in_use >= old_bytes);
 	if (change == 0)
 		return;
-	if (!server_counts_backend())
-	{
-		backend_in_use = backend_in_use - old_bytes + new_bytes;
-		return;
-	}
+	/* a first count adds what the backend held before this change */
+	counted = server_counts_backend();
 	backend_in_use = backend_in_use - old_bytes + new_bytes;
-	note_peak(pg_atomic_add_fetch_u64(&gpusort_shared->sort_memory_held, change));
+	if (counted)
+		note_peak(pg_atomic_add_fetch_u64(&gpusort_shared->sort_memory_held,
+										  change));
 }
 
 static void
