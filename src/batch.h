@@ -45,6 +45,7 @@
 #include "sort_stats.h"
 #include "keys.h"
 #include "keythreads.h"
+#include "sort.h"
 
 /*
  * Keys are encoded every ENCODE_BATCH loaded tuples, while those tuples are
@@ -62,23 +63,6 @@
 #define ARENA_MIN_BLOCK		((Size) 256 * 1024)
 
 typedef struct ChunkBuild ChunkBuild;
-
-/*
- * A block of MAXALIGNed MinimalTuples put into a batch at once (a parallel
- * load's chunk, nodeGpuSortLoad.c): tuple i lies at base + offsets[i], the
- * tuples downward from base + high, each right below the one before, and
- * the last at base + low.  So tuples [from, to) fill the span from
- * offsets[to - 1] up to offsets[from - 1] (high for the first), which the
- * arena copies whole.
- */
-typedef struct TupleBlock
-{
-	const char *base;
-	const uint32 *offsets;
-	uint32		ntuples;
-	uint32		low;
-	uint32		high;
-} TupleBlock;
 
 /*
  * Step a read position over n results in the direction given; it stays
@@ -190,9 +174,6 @@ extern void batch_end_load(SortBatch *batch);
 extern bool batch_store_tuple(SortBatch *batch, MinimalTuple tuple);
 extern int	batch_store_blocks(SortBatch *batch, const TupleBlock *blocks,
 							   int nblocks);
-typedef void *(*TupleSpaceFn) (void *arg, Size len);
-extern MinimalTuple copy_slot_tuple(TupleTableSlot *slot, TupleSpaceFn space,
-									void *arg);
 
 /* batch_encode.c */
 extern void batch_start_keys(SortBatch *batch);

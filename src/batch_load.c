@@ -240,7 +240,7 @@ grow_tuple_array(SortBatch *batch)
  * memory instead.
  */
 MinimalTuple
-copy_slot_tuple(TupleTableSlot *slot, TupleSpaceFn space, void *arg)
+gpusort_copy_slot_tuple(TupleTableSlot *slot, TupleSpaceFn space, void *arg)
 {
 	MinimalTuple copy;
 	bool		should_free;
@@ -339,7 +339,7 @@ batch_store(SortBatch *batch, TupleTableSlot *slot)
 
 	if (!batch_has_room(batch))
 		return false;
-	copy = copy_slot_tuple(slot, arena_space, batch);
+	copy = gpusort_copy_slot_tuple(slot, arena_space, batch);
 	if (copy == NULL)
 		return false;
 	batch->tuples[batch->ntuples++] = copy;

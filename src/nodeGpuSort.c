@@ -148,9 +148,20 @@ load_and_sort(GpuSortState *st)
 	TupleDesc	tupdesc = st->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor;
 
 	if (st->sort == NULL)
-		st->sort = gpusort_sort_begin(tupdesc, &st->info, outer->plan->plan_rows,
-									  st->random_access,
-									  gpusort_instr_timed(st->css.ss.ps.instrument));
+	{
+		int			sortopt = 0;
+
+		if (st->random_access)
+			sortopt |= GPUSORT_SORT_RANDOMACCESS;
+		if (gpusort_instr_timed(st->css.ss.ps.instrument))
+			sortopt |= GPUSORT_SORT_TIMED;
+		st->sort = gpusort_sort_begin(tupdesc, st->info.numCols,
+									  st->info.sortColIdx,
+									  st->info.sortOperators,
+									  st->info.collations,
+									  st->info.nullsFirst,
+									  outer->plan->plan_rows, sortopt);
+	}
 	if (st->load)
 		gpusort_load_start(st->load, st->sort);
 	for (;;)

@@ -95,8 +95,6 @@
 #include "utils/dsa.h"
 
 #include "nodeGpuSortLoad.h"
-#include "planner.h"
-#include "batch.h"
 #include "sort_budget.h"
 
 /* a participant's chunk of shared memory: at most this, at least this */
@@ -423,7 +421,7 @@ free_spare_chunks(GpuSortLoadState *ls)
 }
 
 /*
- * copy_slot_tuple's space: len bytes of the current chunk, or of a new
+ * gpusort_copy_slot_tuple's space: len bytes of the current chunk, or of a new
  * one, taken as the chunk's next tuple.
  */
 static void *
@@ -653,7 +651,7 @@ load_exec(CustomScanState *node)
 		}
 		if (ls->shared && ls->passed >= ls->retry_at)
 		{
-			if (copy_slot_tuple(slot, chunk_space, ls) != NULL)
+			if (gpusort_copy_slot_tuple(slot, chunk_space, ls) != NULL)
 			{
 				ls->loaded++;
 				continue;

@@ -85,7 +85,11 @@ struct Gpusortstate
 {
 	/* what begin was given, kept for gpusort_sort_reset() */
 	TupleDesc	tupdesc;
-	const GpuSortPlanInfo *info;
+	int			nkeys;
+	AttrNumber *attNums;		/* the keys' columns, 1-based */
+	Oid		   *sortOperators;
+	Oid		   *sortCollations;
+	bool	   *nullsFirstFlags;
 	double		expected_rows;
 	bool		random_access;
 	bool		time_emit;		/* time the tuples returned (ANALYZE) */
@@ -153,7 +157,6 @@ load_phase_done(Gpusortstate *state)
 static void
 sort_start(Gpusortstate *state, MemoryContext parent)
 {
-	const GpuSortPlanInfo *info = state->info;
 	GpuSortStats *stats = &state->stats;
 	MemoryContext cxt = AllocSetContextCreate(parent, "GpuSort",
 											  ALLOCSET_DEFAULT_SIZES);
@@ -168,26 +171,27 @@ sort_start(Gpusortstate *state, MemoryContext parent)
 	sh->expected_rows = state->expected_rows;
 	sh->stats = stats;
 	sh->stats_cxt = parent;
-	sh->ssup = palloc0(sizeof(SortSupportData) * info->numCols);
-	sh->abbrev = palloc0(sizeof(SortSupportData) * info->numCols);
-	for (int c = 0; c < info->numCols; c++)
+	sh->ssup = palloc0(sizeof(SortSupportData) * state->nkeys);
+	sh->abbrev = palloc0(sizeof(SortSupportData) * state->nkeys);
+	for (int c = 0; c < state->nkeys; c++)
 	{
 		for (int abbreviate = 0; abbreviate <= 1; abbreviate++)
 		{
 			SortSupport ssup = abbreviate ? &sh->abbrev[c] : &sh->ssup[c];
 
 			ssup->ssup_cxt = cxt;
-			ssup->ssup_collation = info->collations[c];
-			ssup->ssup_nulls_first = info->nullsFirst[c];
-			ssup->ssup_attno = info->sortColIdx[c];
+			ssup->ssup_collation = state->sortCollations[c];
+			ssup->ssup_nulls_first = state->nullsFirstFlags[c];
+			ssup->ssup_attno = state->attNums[c];
 			ssup->abbreviate = (abbreviate == 1);
-			PrepareSortSupportFromOrderingOp(info->sortOperators[c], ssup);
+			PrepareSortSupportFromOrderingOp(state->sortOperators[c], ssup);
 		}
 	}
 	sh->work_slot = MakeSingleTupleTableSlot(state->tupdesc, &TTSOpsMinimalTuple);
 	sh->work_slot2 = MakeSingleTupleTableSlot(state->tupdesc, &TTSOpsMinimalTuple);
-	key_layout_init(&sh->layout, state->tupdesc, info->numCols, info->sortColIdx,
-					info->sortOperators, info->collations, info->nullsFirst,
+	key_layout_init(&sh->layout, state->tupdesc, state->nkeys,
+					state->attNums, state->sortOperators,
+					state->sortCollations, state->nullsFirstFlags,
 					gpusort_key_width);
 	batch_init(&state->batch, sh, cxt);
 
@@ -223,21 +227,34 @@ sort_release(Gpusortstate *state)
 }
 
 /*
- * Begin a sort of tuples of tupdesc by info's keys; tupdesc and info must
- * outlive it.  With time_emit, the sort also times the tuples it returns,
- * which costs two clock readings a tuple (EXPLAIN ANALYZE with TIMING).
+ * Begin a sort of tuples of tupdesc by nkeys keys: each key's column,
+ * ordering operator, collation and nulls first, as tuplesort_begin_heap
+ * takes them, copied here; tupdesc must outlive the sort.  expected_rows is
+ * the planner's estimate of the input, by which the runs are balanced.
+ * sortopt: GPUSORT_SORT_RANDOMACCESS, GPUSORT_SORT_TIMED (sort.h).
  */
 Gpusortstate *
-gpusort_sort_begin(TupleDesc tupdesc, const GpuSortPlanInfo *info,
-				   double expected_rows, bool random_access, bool time_emit)
+gpusort_sort_begin(TupleDesc tupdesc, int nkeys, const AttrNumber *attNums,
+				   const Oid *sortOperators, const Oid *sortCollations,
+				   const bool *nullsFirstFlags, double expected_rows,
+				   int sortopt)
 {
 	Gpusortstate *state = palloc0(sizeof(Gpusortstate));
 
+	Assert(nkeys > 0);
 	state->tupdesc = tupdesc;
-	state->info = info;
+	state->nkeys = nkeys;
+	state->attNums = palloc(sizeof(AttrNumber) * nkeys);
+	memcpy(state->attNums, attNums, sizeof(AttrNumber) * nkeys);
+	state->sortOperators = palloc(sizeof(Oid) * nkeys);
+	memcpy(state->sortOperators, sortOperators, sizeof(Oid) * nkeys);
+	state->sortCollations = palloc(sizeof(Oid) * nkeys);
+	memcpy(state->sortCollations, sortCollations, sizeof(Oid) * nkeys);
+	state->nullsFirstFlags = palloc(sizeof(bool) * nkeys);
+	memcpy(state->nullsFirstFlags, nullsFirstFlags, sizeof(bool) * nkeys);
 	state->expected_rows = expected_rows;
-	state->random_access = random_access;
-	state->time_emit = time_emit;
+	state->random_access = (sortopt & GPUSORT_SORT_RANDOMACCESS) != 0;
+	state->time_emit = (sortopt & GPUSORT_SORT_TIMED) != 0;
 	sort_start(state, CurrentMemoryContext);
 	return state;
 }

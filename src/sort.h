@@ -4,12 +4,24 @@
  *	  gpusort's sort module: what tuplesort.c is to nodeSort.c, sort.c is to
  *	  nodeGpuSort.c.
  *
- * The contract is tuplesort's: begin (the sort keys, random access or not;
- * the memory comes from the backend's budget, sort_budget.c), put tuples
- * (from a slot, MinimalTuples, or blocks of them; all are copied),
+ * The contract is tuplesort's: begin with the sort's description (the
+ * tuple descriptor; each key's column, ordering operator, collation and
+ * nulls first, as tuplesort_begin_heap takes them; the planner's estimate
+ * of the rows; random access or not), put tuples (from a slot,
+ * MinimalTuples, or blocks of them; all are copied),
  * perform the sort, get tuples forward or (with random access) backward,
  * mark and restore a position, rewind, reset for a new input, end.
  * Tuples returned stay valid until the next call.
+ *
+ * Unlike tuplesort_begin_heap, begin takes no memory limit: the memory a
+ * sort may hold is what the backend's budget (gpusort.max_memory), shared
+ * by all of the backend's sorts, and the server's (gpusort.server_memory)
+ * leave it at each step (sort_budget.c), not a fixed amount its caller
+ * could know at begin.
+ *
+ * A node needs nothing of the module but this header: a parallel load's
+ * workers form their tuples with gpusort_copy_slot_tuple, as the sort's
+ * own load does, and the leader hands them in as TupleBlocks.
  *
  * The sort module keeps its own statistics (sort_stats.h), timing each
  * phase itself, the load included; the node reads them with one call,
@@ -26,18 +38,51 @@
 
 #include "executor/tuptable.h"
 
-#include "planner.h"
 #include "sort_stats.h"
 
 typedef struct Gpusortstate Gpusortstate;
-struct TupleBlock;				/* batch.h */
 
-extern Gpusortstate *gpusort_sort_begin(TupleDesc tupdesc, const GpuSortPlanInfo *info,
-										double expected_rows, bool random_access,
-										bool time_emit);
+/* gpusort_sort_begin's options, as tuplesort's sortopt */
+#define GPUSORT_SORT_RANDOMACCESS	(1 << 0)	/* backward scans, mark and
+												 * restore, rewind */
+#define GPUSORT_SORT_TIMED			(1 << 1)	/* time the tuples returned
+												 * too (EXPLAIN ANALYZE with
+												 * TIMING): two clock
+												 * readings a tuple */
+
+/*
+ * A block of MAXALIGNed MinimalTuples put into a sort at once (a parallel
+ * load's chunk, nodeGpuSortLoad.c): tuple i lies at base + offsets[i], the
+ * tuples downward from base + high, each right below the one before, and
+ * the last at base + low.  So tuples [from, to) fill the span from
+ * offsets[to - 1] up to offsets[from - 1] (high for the first), which the
+ * sort's arena copies whole.
+ */
+typedef struct TupleBlock
+{
+	const char *base;
+	const uint32 *offsets;
+	uint32		ntuples;
+	uint32		low;
+	uint32		high;
+} TupleBlock;
+
+/*
+ * Where gpusort_copy_slot_tuple forms a tuple: len bytes, or NULL if there
+ * are none.  The sort's arena gives its own; a parallel load's worker
+ * gives shared memory, so that the blocks it fills are TupleBlocks.
+ */
+typedef void *(*TupleSpaceFn) (void *arg, Size len);
+
+extern Gpusortstate *gpusort_sort_begin(TupleDesc tupdesc, int nkeys,
+										const AttrNumber *attNums,
+										const Oid *sortOperators,
+										const Oid *sortCollations,
+										const bool *nullsFirstFlags,
+										double expected_rows, int sortopt);
 extern void gpusort_sort_puttupleslot(Gpusortstate *state, TupleTableSlot *slot);
 extern void gpusort_sort_puttuple(Gpusortstate *state, MinimalTuple tuple);
-extern int	gpusort_sort_putblocks(Gpusortstate *state, const struct TupleBlock *blocks,
+extern int	gpusort_sort_putblocks(Gpusortstate *state, const TupleBlock *blocks,
 								   int nblocks);
 extern void gpusort_sort_performsort(Gpusortstate *state);
 extern bool gpusort_sort_gettupleslot(Gpusortstate *state, bool forward,
@@ -48,5 +93,8 @@ extern bool gpusort_sort_rescan(Gpusortstate *state);
 extern void gpusort_sort_reset(Gpusortstate *state);
 extern const GpuSortStats *gpusort_sort_get_stats(Gpusortstate *state);
 extern void gpusort_sort_end(Gpusortstate *state);
+
+extern MinimalTuple gpusort_copy_slot_tuple(TupleTableSlot *slot,
+											TupleSpaceFn space, void *arg);
 
 #endif							/* GPUSORT_SORT_H */
