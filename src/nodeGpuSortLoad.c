@@ -11,44 +11,44 @@
  *					  ->  Parallel Seq Scan (or any partial plan)
  *
  * Each worker's GpuSortLoad reads its share of the partial plan and copies
- * every tuple, as a MinimalTuple, into chunks of the query's shared memory
+ * every tuple, as a MinimalTuple, into blocks of the query's shared memory
  * area (the DSA of the Gather's parallel context), and returns nothing: the
  * scan and the forming of the tuples, the serial part of a GpuSort's load,
  * run in every worker at once, and no row goes through the Gather's tuple
- * queues.  A worker fills a chunk of its own and links it into a shared
+ * queues.  A worker fills a block of its own and links it into a shared
  * list when it is full, or its input ends, so workers touch shared state
- * once a chunk, not once a row.
+ * once a block, not once a row.
  *
  * The leader's GpuSortLoad (the one the Gather runs in the leader) moves
- * the linked chunks into the GpuSort's sort while the workers scan: the
+ * the linked blocks into the GpuSort's sort while the workers scan: the
  * sort's key threads copy their tuples into its arena, the leader helping
- * (each chunk keeps its tuples' offsets, so that the copy splits), a few
- * chunks a participant at a time, and hands each chunk back to the worker
- * that filled it, to fill again (release_chunk); between chunks the leader
+ * (each block keeps its tuples' offsets, so that the copy splits), a few
+ * blocks a participant at a time, and hands each block back to the worker
+ * that filled it, to fill again (release_block); between blocks the leader
  * scans rows of its own and puts them straight into the sort.  One backend
  * moves every row of the load, so it moves them with threads, or the load
  * would run at its pace rather than the workers'.  When its share of the
  * scan ends it returns nothing to the Gather, which waits for the workers;
- * the GpuSort then has it move the chunks that are left
+ * the GpuSort then has it move the blocks that are left
  * (gpusort_load_finish).
  * The copy is the price of two things measured on the GPU host: the
  * arena's memory has huge pages (hostmem.c), and emitting 10M rows in
  * sorted order, one random access a row, took twice as long from shared
- * memory, whose pages are small; and chunks that are recycled keep the
+ * memory, whose pages are small; and blocks that are recycled keep the
  * shared memory small, where a load that grew it to the size of the input
  * spent as much time having /dev/shm zero it, behind the area's lock, as
  * scanning.
  *
- * The chunks in flight, and those handed back, count in the backend's
+ * The blocks in flight, and those handed back, count in the backend's
  * budget, and so in the server's (sort_budget.c), in a share of the load's
  * own, joined when the GpuSort finds the load (gpusort_load_below), and
- * counted before the workers use them: the workers reserve each new chunk
+ * counted before the workers use them: the workers reserve each new block
  * against a limit in shared memory, and the leader holds the limit in the
  * share before it publishes it (update_limit).  Each time the leader has
- * moved chunks, it sets the limit to what the chunks take and one more
+ * moved blocks, it sets the limit to what the blocks take and one more
  * move's worth, within what the budgets leave beside the sort's batch; a
- * chunk comes back to its worker only while they are within it.  Counted
- * only once taken, the chunks of every parallel load of the server took
+ * block comes back to its worker only while they are within it.  Counted
+ * only once taken, the blocks of every parallel load of the server took
  * memory that no other sort could see was gone, and many such loads passed
  * gpusort.server_memory by far.  The rows of a load the budget holds are,
  * at any time, partly in the batch and partly in flight, so a sort that
@@ -60,7 +60,7 @@
  * it.  A worker that finds no room (the leader is behind, or the input
  * outgrows the budget), or that has no shared memory at all, returns its
  * row instead: it travels through the Gather to the GpuSort, which puts it
- * into the sort as a serial GpuSort would; the worker tries for a chunk
+ * into the sort as a serial GpuSort would; the worker tries for a block
  * again some rows later.  The leader, once it sees that a worker did so,
  * returns its own next row too (workers_passing): the Gather reads the
  * workers' queues only between the leader's rows, and a worker whose
@@ -69,8 +69,8 @@
  *
  * EXPLAIN ANALYZE shows the rows loaded and passed up, and with VERBOSE
  * (as PostgreSQL shows its nodes' per-worker figures), per participant the
- * rows it loaded (a worker: into chunks; the leader: of its own scan, and
- * moved from chunks), the rows it passed up and its load time; the figures
+ * rows it loaded (a worker: into blocks; the leader: of its own scan, and
+ * moved from blocks), the rows it passed up and its load time; the figures
  * are copied out of
  * shared memory when the node is shut down, before the Gather destroys it.
  *
@@ -97,64 +97,64 @@
 #include "nodeGpuSortLoad.h"
 #include "sort_budget.h"
 
-/* a participant's chunk of shared memory: at most this, at least this */
-#define LOAD_CHUNK_MAX		((Size) 4 * 1024 * 1024)
-#define LOAD_CHUNK_MIN		((Size) 64 * 1024)
+/* a participant's block of shared memory: at most this, at least this */
+#define LOAD_BLOCK_MAX		((Size) 4 * 1024 * 1024)
+#define LOAD_BLOCK_MIN		((Size) 64 * 1024)
 
-/* chunks the leader moves at once, for each participant (drain_chunks) */
-#define LOAD_DRAIN_CHUNKS_PER_WORKER	2
+/* blocks the leader moves at once, for each participant (drain_blocks) */
+#define LOAD_DRAIN_BLOCKS_PER_WORKER	2
 
-/* rows a worker passes up before it tries for a chunk again */
+/* rows a worker passes up before it tries for a block again */
 #define LOAD_RETRY_ROWS		256
 
 /*
- * A chunk, laid out like a heap page: this header and each tuple's offset
+ * A block, laid out like a heap page: this header and each tuple's offset
  * grow from its start, MAXALIGNed MinimalTuples from its end down.  The
- * offsets let the leader split a chunk's copy among its key threads.
+ * offsets let the leader split a block's copy among its key threads.
  */
-typedef struct LoadChunk
+typedef struct LoadBlock
 {
-	dsa_pointer next;			/* the next chunk of the shared list */
-	uint32		size;			/* bytes of the chunk, header included */
+	dsa_pointer next;			/* the next block of the shared list */
+	uint32		size;			/* bytes of the block, header included */
 	uint32		low;			/* offset of the lowest tuple */
 	uint32		ntuples;
 	int32		owner;			/* the participant that fills it */
 	uint32		offsets[FLEXIBLE_ARRAY_MEMBER]; /* tuple i's, from the start */
-} LoadChunk;
+} LoadBlock;
 
-/* bytes between the chunk's offsets and its tuples */
-#define CHUNK_FREE(chunk) \
-	((Size) (chunk)->low - offsetof(LoadChunk, offsets) - \
-	 sizeof(uint32) * (chunk)->ntuples)
+/* bytes between the block's offsets and its tuples */
+#define BLOCK_FREE(block) \
+	((Size) (block)->low - offsetof(LoadBlock, offsets) - \
+	 sizeof(uint32) * (block)->ntuples)
 
 /*
  * A participant's slot in shared memory: what it did, for EXPLAIN ANALYZE,
- * and the chunks the leader has moved and handed back to it to fill again.
+ * and the blocks the leader has moved and handed back to it to fill again.
  */
 typedef struct LoadParticipant
 {
-	int64		loaded;			/* a worker: rows copied into chunks; the
+	int64		loaded;			/* a worker: rows copied into blocks; the
 								 * leader: rows of its own scan */
-	int64		moved;			/* the leader: rows moved from chunks */
+	int64		moved;			/* the leader: rows moved from blocks */
 	int64		passed;			/* rows returned through the Gather */
-	uint64		bytes;			/* shared memory its chunks took */
-	int64		reused;			/* chunks it filled again */
+	uint64		bytes;			/* shared memory its blocks took */
+	int64		reused;			/* blocks it filled again */
 	double		load_ms;		/* from its first row asked to its last */
 	bool		done;
-	dsa_pointer spare;			/* chunks handed back, linked by next
+	dsa_pointer spare;			/* blocks handed back, linked by next
 								 * (LoadShared.mutex) */
 } LoadParticipant;
 
 /* The load's shared state, in the parallel context's DSM segment. */
 typedef struct LoadShared
 {
-	slock_t		mutex;			/* protects chunks */
-	dsa_pointer chunks;			/* the linked chunks, not moved yet */
-	pg_atomic_uint64 reserved;	/* bytes of chunks in flight */
+	slock_t		mutex;			/* protects blocks */
+	dsa_pointer linked;			/* the linked blocks, not moved yet */
+	pg_atomic_uint64 reserved;	/* bytes of blocks in flight */
 	pg_atomic_uint64 workers_passed;	/* rows workers returned to the
 										 * Gather */
 	pg_atomic_uint64 limit;		/* bytes they may take; the leader moves it */
-	Size		chunk_size;
+	Size		block_size;
 	int			nparticipants;	/* workers planned, then the leader */
 	LoadParticipant participants[FLEXIBLE_ARRAY_MEMBER];
 } LoadShared;
@@ -165,7 +165,7 @@ struct GpuSortLoadState
 
 	/* set by the GpuSort above, in the leader, before the Gather starts */
 	Gpusortstate *sort;			/* where the leader puts rows */
-	BudgetShare *budget;		/* where it holds the chunks in flight ... */
+	BudgetShare *budget;		/* where it holds the blocks in flight ... */
 	BudgetShare budget_share;	/* ... which is this, in the query's memory */
 	instr_time	sort_start;		/* when the GpuSort began reading */
 	uint64		shm_cap;		/* half of /dev/shm's free space at the start */
@@ -178,12 +178,12 @@ struct GpuSortLoadState
 	/* this participant's load */
 	bool		started;
 	bool		finished;
-	int64		retry_at;		/* passed: try for a chunk again */
+	int64		retry_at;		/* passed: try for a block again */
 	uint64		workers_passed_seen;	/* the leader: workers_passed when it
 										 * last returned to the Gather */
 	instr_time	start;
-	dsa_pointer chunk_ptr;
-	LoadChunk  *chunk;
+	dsa_pointer block_ptr;
+	LoadBlock  *block;
 	int64		loaded;
 	int64		moved;
 	int64		passed;
@@ -198,7 +198,7 @@ struct GpuSortLoadState
 	int			nfinal;
 	uint64		final_limit;
 
-	/* the leader: the linked chunks it moves at once */
+	/* the leader: the linked blocks it moves at once */
 	TupleBlock *blocks;
 	dsa_pointer *block_ptrs;
 	int			maxblocks;
@@ -264,62 +264,62 @@ load_begin(CustomScanState *node, EState *estate, int eflags)
 	outerPlanState(node) = ExecInitNode(outerPlan(cscan), estate, eflags);
 }
 
-/* Link this participant's current chunk, if any, into the shared list. */
+/* Link this participant's current block, if any, into the shared list. */
 static void
-link_chunk(GpuSortLoadState *ls)
+link_block(GpuSortLoadState *ls)
 {
 	LoadShared *sh = ls->shared;
 
-	if (ls->chunk == NULL)
+	if (ls->block == NULL)
 		return;
 	SpinLockAcquire(&sh->mutex);
-	ls->chunk->next = sh->chunks;
-	sh->chunks = ls->chunk_ptr;
+	ls->block->next = sh->linked;
+	sh->linked = ls->block_ptr;
 	SpinLockRelease(&sh->mutex);
-	ls->chunk = NULL;
+	ls->block = NULL;
 }
 
 /*
- * A chunk the leader handed back to this participant, if it has one with
- * room for size bytes; such a chunk is still counted in the load's
+ * A block the leader handed back to this participant, if it has one with
+ * room for size bytes; such a block is still counted in the load's
  * reserved bytes.
  */
 static dsa_pointer
-take_spare_chunk(GpuSortLoadState *ls, Size size)
+take_spare_block(GpuSortLoadState *ls, Size size)
 {
 	LoadShared *sh = ls->shared;
 	LoadParticipant *me = &sh->participants[ls->participant];
 	dsa_pointer ptr = InvalidDsaPointer;
 
-	if (size > sh->chunk_size)
-		return InvalidDsaPointer;	/* spares are all of chunk_size */
+	if (size > sh->block_size)
+		return InvalidDsaPointer;	/* spares are all of block_size */
 	SpinLockAcquire(&sh->mutex);
 	if (DsaPointerIsValid(me->spare))
 	{
 		ptr = me->spare;
-		me->spare = ((LoadChunk *) dsa_get_address(ls->area, ptr))->next;
+		me->spare = ((LoadBlock *) dsa_get_address(ls->area, ptr))->next;
 	}
 	SpinLockRelease(&sh->mutex);
 	return ptr;
 }
 
 /*
- * A new chunk with room for need bytes: a spare, or one allocated within
+ * A new block with room for need bytes: a spare, or one allocated within
  * the load's limit; false if the limit or the shared memory area refuses
  * it.
  */
 static bool
-new_chunk(GpuSortLoadState *ls, Size need)
+new_block(GpuSortLoadState *ls, Size need)
 {
 	LoadShared *sh = ls->shared;
-	Size		size = MAXALIGN(Max(sh->chunk_size,
-								offsetof(LoadChunk, offsets) + sizeof(uint32) + need));
+	Size		size = MAXALIGN(Max(sh->block_size,
+								offsetof(LoadBlock, offsets) + sizeof(uint32) + need));
 	uint64		before;
 	dsa_pointer ptr;
 
 	if (size > PG_UINT32_MAX)
 		return false;			/* a tuple of gigabytes: passed up */
-	ptr = take_spare_chunk(ls, size);
+	ptr = take_spare_block(ls, size);
 	if (DsaPointerIsValid(ptr))
 		ls->reused++;
 	else
@@ -327,7 +327,7 @@ new_chunk(GpuSortLoadState *ls, Size need)
 		/*
 		 * Reserved before the limit is checked, so that the leader, which
 		 * publishes a lower limit before it reads what is reserved, sees
-		 * the reservation or this sees the limit (update_limit); a chunk
+		 * the reservation or this sees the limit (update_limit); a block
 		 * plainly over the limit is refused before it is reserved at all.
 		 */
 		if (pg_atomic_read_u64(&sh->reserved) + size > pg_atomic_read_u64(&sh->limit))
@@ -346,46 +346,46 @@ new_chunk(GpuSortLoadState *ls, Size need)
 		}
 		ls->bytes += size;
 	}
-	ls->chunk_ptr = ptr;
-	ls->chunk = dsa_get_address(ls->area, ptr);
-	ls->chunk->next = InvalidDsaPointer;
-	ls->chunk->size = (uint32) size;
-	ls->chunk->low = (uint32) size;
-	ls->chunk->ntuples = 0;
-	ls->chunk->owner = ls->participant;
+	ls->block_ptr = ptr;
+	ls->block = dsa_get_address(ls->area, ptr);
+	ls->block->next = InvalidDsaPointer;
+	ls->block->size = (uint32) size;
+	ls->block->low = (uint32) size;
+	ls->block->ntuples = 0;
+	ls->block->owner = ls->participant;
 	return true;
 }
 
 /*
- * A chunk the leader has moved: handed back to the worker that filled it,
- * unless that worker is done, or the chunks take more than the load's
+ * A block the leader has moved: handed back to the worker that filled it,
+ * unless that worker is done, or the blocks take more than the load's
  * limit (a sort whose batch has grown takes the memory back); else freed.
  *
  * Memory new to the query's area costs twice: /dev/shm zeroes it, behind
  * the area's lock, when its segment is made, and each of its pages costs a
- * fault in every process that touches it first.  A chunk freed to the
+ * fault in every process that touches it first.  A block freed to the
  * area goes to whichever worker asks next, so over a long load every
  * worker would fault on most of the area; a worker that fills its own
- * chunks again pays neither after its first few.
+ * blocks again pays neither after its first few.
  */
 static void
-release_chunk(GpuSortLoadState *ls, dsa_pointer ptr)
+release_block(GpuSortLoadState *ls, dsa_pointer ptr)
 {
 	LoadShared *sh = ls->shared;
-	LoadChunk  *chunk = dsa_get_address(ls->area, ptr);
-	uint32		size = chunk->size;
+	LoadBlock  *block = dsa_get_address(ls->area, ptr);
+	uint32		size = block->size;
 	bool		kept = false;
 
-	if (size == sh->chunk_size && chunk->owner >= 0 &&
-		chunk->owner < sh->nparticipants &&
+	if (size == sh->block_size && block->owner >= 0 &&
+		block->owner < sh->nparticipants &&
 		pg_atomic_read_u64(&sh->reserved) <= pg_atomic_read_u64(&sh->limit))
 	{
-		LoadParticipant *owner = &sh->participants[chunk->owner];
+		LoadParticipant *owner = &sh->participants[block->owner];
 
 		SpinLockAcquire(&sh->mutex);
 		if (!owner->done)
 		{
-			chunk->next = owner->spare;
+			block->next = owner->spare;
 			owner->spare = ptr;
 			kept = true;
 		}
@@ -398,9 +398,9 @@ release_chunk(GpuSortLoadState *ls, dsa_pointer ptr)
 	}
 }
 
-/* Free the chunks handed back that no participant will fill any more. */
+/* Free the blocks handed back that no participant will fill any more. */
 static void
-free_spare_chunks(GpuSortLoadState *ls)
+free_spare_blocks(GpuSortLoadState *ls)
 {
 	LoadShared *sh = ls->shared;
 
@@ -411,39 +411,39 @@ free_spare_chunks(GpuSortLoadState *ls)
 		while (DsaPointerIsValid(p->spare))
 		{
 			dsa_pointer ptr = p->spare;
-			LoadChunk  *chunk = dsa_get_address(ls->area, ptr);
+			LoadBlock  *block = dsa_get_address(ls->area, ptr);
 
-			p->spare = chunk->next;
-			pg_atomic_fetch_sub_u64(&sh->reserved, chunk->size);
+			p->spare = block->next;
+			pg_atomic_fetch_sub_u64(&sh->reserved, block->size);
 			dsa_free(ls->area, ptr);
 		}
 	}
 }
 
 /*
- * gpusort_copy_slot_tuple's space: len bytes of the current chunk, or of a new
- * one, taken as the chunk's next tuple.
+ * gpusort_copy_slot_tuple's space: len bytes of the current block, or of a new
+ * one, taken as the block's next tuple.
  */
 static void *
-chunk_space(void *arg, Size len)
+block_space(void *arg, Size len)
 {
 	GpuSortLoadState *ls = (GpuSortLoadState *) arg;
 	Size		need = MAXALIGN(len);
-	LoadChunk  *chunk = ls->chunk;
+	LoadBlock  *block = ls->block;
 
-	if (chunk == NULL || CHUNK_FREE(chunk) < need + sizeof(uint32))
+	if (block == NULL || BLOCK_FREE(block) < need + sizeof(uint32))
 	{
-		link_chunk(ls);
-		if (!new_chunk(ls, need))
+		link_block(ls);
+		if (!new_block(ls, need))
 			return NULL;
-		chunk = ls->chunk;
+		block = ls->block;
 	}
-	chunk->low -= need;
-	chunk->offsets[chunk->ntuples++] = chunk->low;
-	return (char *) chunk + chunk->low;
+	block->low -= need;
+	block->offsets[block->ntuples++] = block->low;
+	return (char *) block + block->low;
 }
 
-/* The participant's input has ended: link its last chunk, publish figures. */
+/* The participant's input has ended: link its last block, publish figures. */
 static void
 finish_load(GpuSortLoadState *ls)
 {
@@ -452,7 +452,7 @@ finish_load(GpuSortLoadState *ls)
 	if (ls->finished || ls->shared == NULL)
 		return;
 	ls->finished = true;
-	link_chunk(ls);
+	link_block(ls);
 	me = &ls->shared->participants[ls->participant];
 	me->loaded = ls->loaded;
 	me->moved = ls->moved;
@@ -463,23 +463,23 @@ finish_load(GpuSortLoadState *ls)
 	me->done = true;
 }
 
-/* Link the list of chunks that begins at ptr into the shared list again. */
+/* Link the list of blocks that begins at ptr into the shared list again. */
 static void
-relink_chunks(GpuSortLoadState *ls, dsa_pointer ptr)
+relink_blocks(GpuSortLoadState *ls, dsa_pointer ptr)
 {
 	LoadShared *sh = ls->shared;
-	LoadChunk  *tail = dsa_get_address(ls->area, ptr);
+	LoadBlock  *tail = dsa_get_address(ls->area, ptr);
 
 	while (DsaPointerIsValid(tail->next))
 		tail = dsa_get_address(ls->area, tail->next);
 	SpinLockAcquire(&sh->mutex);
-	tail->next = sh->chunks;
-	sh->chunks = ptr;
+	tail->next = sh->linked;
+	sh->linked = ptr;
 	SpinLockRelease(&sh->mutex);
 }
 
 /*
- * The leader: what the chunks take now, for the DEBUG1 line of
+ * The leader: what the blocks take now, for the DEBUG1 line of
  * gpusort_load_finish, and how much of it the budget did not count (none,
  * if the limit is held before it is published: update_limit).
  */
@@ -494,42 +494,42 @@ note_reserved(GpuSortLoadState *ls)
 }
 
 /*
- * Move linked chunks into the sort, at most LOAD_DRAIN_CHUNKS_PER_WORKER
+ * Move linked blocks into the sort, at most LOAD_DRAIN_BLOCKS_PER_WORKER
  * for each participant, and hand them back to the workers to fill again
- * (release_chunk).  The chunks go in as blocks, copied by the sort's key
- * threads; a chunk the sort cannot take whole goes in a tuple at a time.
- * The chunks of a move come back only when all of them are copied, so a
+ * (release_block).  The blocks go in as blocks, copied by the sort's key
+ * threads; a block the sort cannot take whole goes in a tuple at a time.
+ * The blocks of a move come back only when all of them are copied, so a
  * move of everything that piled up while the last one was copied would
  * keep as much again out of the workers' hands: they would take new
  * memory for it.  The rest stays linked for the next call.
  */
 static void
-drain_chunks(GpuSortLoadState *ls)
+drain_blocks(GpuSortLoadState *ls)
 {
 	LoadShared *sh = ls->shared;
 	dsa_pointer ptr;
 	int			nblocks = 0;
 	int			nput;
 
-	if (sh == NULL || !DsaPointerIsValid(sh->chunks))
+	if (sh == NULL || !DsaPointerIsValid(sh->linked))
 		return;
 	SpinLockAcquire(&sh->mutex);
-	ptr = sh->chunks;
-	sh->chunks = InvalidDsaPointer;
+	ptr = sh->linked;
+	sh->linked = InvalidDsaPointer;
 	SpinLockRelease(&sh->mutex);
 	note_reserved(ls);
 
 	for (; DsaPointerIsValid(ptr); nblocks++)
 	{
-		LoadChunk  *chunk;
+		LoadBlock  *filled;
 		TupleBlock *block;
 
-		if (nblocks == LOAD_DRAIN_CHUNKS_PER_WORKER * sh->nparticipants)
+		if (nblocks == LOAD_DRAIN_BLOCKS_PER_WORKER * sh->nparticipants)
 		{
-			relink_chunks(ls, ptr);
+			relink_blocks(ls, ptr);
 			break;
 		}
-		chunk = dsa_get_address(ls->area, ptr);
+		filled = dsa_get_address(ls->area, ptr);
 
 		if (nblocks == ls->maxblocks)
 		{
@@ -544,13 +544,13 @@ drain_chunks(GpuSortLoadState *ls)
 				MemoryContextAlloc(cxt, sizeof(dsa_pointer) * ls->maxblocks);
 		}
 		block = &ls->blocks[nblocks];
-		block->base = (const char *) chunk;
-		block->offsets = chunk->offsets;
-		block->ntuples = chunk->ntuples;
-		block->low = chunk->low;
-		block->high = chunk->size;
+		block->base = (const char *) filled;
+		block->offsets = filled->offsets;
+		block->ntuples = filled->ntuples;
+		block->low = filled->low;
+		block->high = filled->size;
 		ls->block_ptrs[nblocks] = ptr;
-		ptr = chunk->next;
+		ptr = filled->next;
 	}
 
 	nput = gpusort_sort_putblocks(ls->sort, ls->blocks, nblocks);
@@ -564,14 +564,14 @@ drain_chunks(GpuSortLoadState *ls)
 				gpusort_sort_puttuple(ls->sort,
 									  (MinimalTuple) (block->base + block->offsets[i]));
 		ls->moved += block->ntuples;
-		release_chunk(ls, ls->block_ptrs[b]);
+		release_block(ls, ls->block_ptrs[b]);
 	}
 	update_limit(ls);
 }
 
 /*
  * Whether workers have returned rows to the Gather since the leader last
- * did: then they found no room for a chunk (the batch is full, or being
+ * did: then they found no room for a block (the batch is full, or being
  * sorted and written as a run), and their rows wait in the Gather's
  * queues, which the Gather reads only between rows of the leader's own.
  * A worker whose queue is full waits for it, so a leader that went on
@@ -593,7 +593,7 @@ workers_passing(GpuSortLoadState *ls)
 }
 
 /*
- * The leader: move the workers' chunks as they come, and between them put
+ * The leader: move the workers' blocks as they come, and between them put
  * rows of its own scan straight into the sort.  Returns no row, but where
  * workers have returned rows to the Gather (workers_passing), its current
  * one: the Gather then takes the workers' rows from its queues before it
@@ -608,7 +608,7 @@ leader_load(GpuSortLoadState *ls)
 	{
 		TupleTableSlot *slot;
 
-		drain_chunks(ls);
+		drain_blocks(ls);
 		slot = ExecProcNode(child);
 		if (TupIsNull(slot))
 		{
@@ -651,7 +651,7 @@ load_exec(CustomScanState *node)
 		}
 		if (ls->shared && ls->passed >= ls->retry_at)
 		{
-			if (gpusort_copy_slot_tuple(slot, chunk_space, ls) != NULL)
+			if (gpusort_copy_slot_tuple(slot, block_space, ls) != NULL)
 			{
 				ls->loaded++;
 				continue;
@@ -679,7 +679,7 @@ reset_participant(GpuSortLoadState *ls)
 	ls->finished = false;
 	ls->retry_at = 0;
 	ls->workers_passed_seen = 0;
-	ls->chunk = NULL;
+	ls->block = NULL;
 	ls->loaded = 0;
 	ls->moved = 0;
 	ls->passed = 0;
@@ -707,11 +707,11 @@ load_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
 }
 
 /*
- * What the chunks may take in all: what the budget leaves them beside the
+ * What the blocks may take in all: what the budget leaves them beside the
  * sort's batch, within half of what /dev/shm had free at the start.
  */
 static uint64
-chunk_room(GpuSortLoadState *ls)
+block_room(GpuSortLoadState *ls)
 {
 	if (ls->budget == NULL || ls->area == NULL)
 		return 0;
@@ -719,15 +719,15 @@ chunk_room(GpuSortLoadState *ls)
 }
 
 /*
- * The leader: let the workers take, for chunks, what they take now and one
- * more move's worth (LOAD_DRAIN_CHUNKS_PER_WORKER chunks each), within
- * chunk_room; and reserve it in the backend's budget, and so in the
+ * The leader: let the workers take, for blocks, what they take now and one
+ * more move's worth (LOAD_DRAIN_BLOCKS_PER_WORKER blocks each), within
+ * block_room; and reserve it in the backend's budget, and so in the
  * server's, before they may take it (as much as the budgets grant).  The
- * workers reserve each chunk against the limit before they allocate it
- * (new_chunk), so the budgets count what the chunks can take, never less:
+ * workers reserve each block against the limit before they allocate it
+ * (new_block), so the budgets count what the blocks can take, never less:
  * a limit that grows is held first and then published, one that shrinks
- * published first, and then what the chunks reserved by then, if more, is
- * held.  Held no further ahead than a move, the chunks leave the sort's
+ * published first, and then what the blocks reserved by then, if more, is
+ * held.  Held no further ahead than a move, the blocks leave the sort's
  * batch the rest of the budget, as when the rows come serially.
  */
 static void
@@ -741,8 +741,8 @@ update_limit(GpuSortLoadState *ls)
 	if (sh == NULL)
 		return;
 	reserved = pg_atomic_read_u64(&sh->reserved);
-	ahead = (uint64) LOAD_DRAIN_CHUNKS_PER_WORKER * sh->nparticipants * sh->chunk_size;
-	limit = Min(chunk_room(ls), reserved + ahead);
+	ahead = (uint64) LOAD_DRAIN_BLOCKS_PER_WORKER * sh->nparticipants * sh->block_size;
+	limit = Min(block_room(ls), reserved + ahead);
 	if (ls->budget == NULL)
 		limit = 0;
 	if (limit > pg_atomic_read_u64(&sh->limit))
@@ -762,7 +762,7 @@ update_limit(GpuSortLoadState *ls)
 	}
 }
 
-/* Set up the shared state for a load: no chunks, nothing in flight. */
+/* Set up the shared state for a load: no blocks, nothing in flight. */
 static void
 reset_shared(GpuSortLoadState *ls)
 {
@@ -777,7 +777,7 @@ reset_shared(GpuSortLoadState *ls)
 		if (statvfs("/dev/shm", &fs) == 0)
 			ls->shm_cap = (uint64) fs.f_bavail * fs.f_frsize / 2;
 	}
-	sh->chunks = InvalidDsaPointer;
+	sh->linked = InvalidDsaPointer;
 	pg_atomic_write_u64(&sh->reserved, 0);
 	pg_atomic_write_u64(&sh->workers_passed, 0);
 	pg_atomic_write_u64(&sh->limit, 0);
@@ -785,12 +785,12 @@ reset_shared(GpuSortLoadState *ls)
 		budget_hold(ls->budget, 0);
 
 	/*
-	 * Chunks small enough that a small room still fills a few per
+	 * Blocks small enough that a small room still fills a few per
 	 * participant, large enough that linking them costs nothing.
 	 */
-	room = chunk_room(ls);
-	sh->chunk_size = MAXALIGN(Max(Min(room / (4 * sh->nparticipants), LOAD_CHUNK_MAX),
-								  LOAD_CHUNK_MIN));
+	room = block_room(ls);
+	sh->block_size = MAXALIGN(Max(Min(room / (4 * sh->nparticipants), LOAD_BLOCK_MAX),
+								  LOAD_BLOCK_MIN));
 	memset(sh->participants, 0, sizeof(LoadParticipant) * sh->nparticipants);
 	update_limit(ls);
 }
@@ -817,17 +817,17 @@ load_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordi
 {
 	GpuSortLoadState *ls = (GpuSortLoadState *) node;
 	LoadShared *sh = ls->shared;
-	dsa_pointer ptr = sh->chunks;
+	dsa_pointer ptr = sh->linked;
 
-	/* chunks an error left behind; a finished load moved them all */
+	/* blocks an error left behind; a finished load moved them all */
 	while (DsaPointerIsValid(ptr))
 	{
-		dsa_pointer next = ((LoadChunk *) dsa_get_address(ls->area, ptr))->next;
+		dsa_pointer next = ((LoadBlock *) dsa_get_address(ls->area, ptr))->next;
 
 		dsa_free(ls->area, ptr);
 		ptr = next;
 	}
-	free_spare_chunks(ls);
+	free_spare_blocks(ls);
 	reset_shared(ls);
 	reset_participant(ls);
 }
@@ -911,7 +911,7 @@ load_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		{
 			snprintf(label, sizeof(label), "Worker %d Load", i);
 			snprintf(line, sizeof(line),
-					 INT64_FORMAT " rows into " UINT64_FORMAT " kB of chunks, " INT64_FORMAT " passed up, %.3f ms",
+					 INT64_FORMAT " rows into " UINT64_FORMAT " kB of blocks, " INT64_FORMAT " passed up, %.3f ms",
 					 parts[i].loaded, parts[i].bytes / 1024, parts[i].passed,
 					 parts[i].load_ms);
 		}
@@ -922,7 +922,7 @@ load_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 /*
  * From the GpuSort's begin: the load node directly below the Gather that
  * is child, in the leader, now with a share of the backend's budget (in
- * the query's memory, CurrentMemoryContext) for the chunks in flight, which
+ * the query's memory, CurrentMemoryContext) for the blocks in flight, which
  * counts the Gather's workers, as planned, for the backend's default budget
  * (work_mem each, as a parallel Sort has: sort_budget.c); NULL if child is
  * not such a Gather.
@@ -946,7 +946,7 @@ gpusort_load_below(PlanState *child)
 }
 
 /*
- * Before the Gather starts: the sort the leader puts rows into; the chunks
+ * Before the Gather starts: the sort the leader puts rows into; the blocks
  * in flight are held in the load's budget share from now on.
  */
 void
@@ -958,18 +958,18 @@ gpusort_load_start(GpuSortLoadState *load, Gpusortstate *sort)
 }
 
 /*
- * After the Gather has ended (every worker has linked its last chunk):
- * move the chunks that are left into the sort.  Returns the rows moved by
+ * After the Gather has ended (every worker has linked its last block):
+ * move the blocks that are left into the sort.  Returns the rows moved by
  * the whole load, during the Gather and now.
  */
 static int64
 drain_rest(GpuSortLoadState *load)
 {
-	while (load->shared && DsaPointerIsValid(load->shared->chunks))
-		drain_chunks(load);
+	while (load->shared && DsaPointerIsValid(load->shared->linked))
+		drain_blocks(load);
 	if (load->shared)
 	{
-		free_spare_chunks(load);
+		free_spare_blocks(load);
 		update_limit(load);
 		load->shared->participants[load->participant].moved = load->moved;
 		load->shared->participants[load->participant].done = true;
@@ -979,8 +979,8 @@ drain_rest(GpuSortLoadState *load)
 
 /*
  * For the DEBUG1 line of gpusort_load_finish, after drain_rest: how long
- * the workers' loads took, the most shared memory the chunks held when the
- * leader looked, and how many chunks workers filled again.
+ * the workers' loads took, the most shared memory the blocks held when the
+ * leader looked, and how many blocks workers filled again.
  */
 static void
 describe_workers(GpuSortLoadState *load, StringInfo buf)
@@ -1004,14 +1004,14 @@ describe_workers(GpuSortLoadState *load, StringInfo buf)
 		reused += p->reused;
 		nworkers++;
 	}
-	appendStringInfo(buf, "; %d workers loaded in %.0f to %.0f ms, chunks held at most " UINT64_FORMAT " kB (" UINT64_FORMAT " kB of it not yet counted in the budget), " INT64_FORMAT " filled again",
+	appendStringInfo(buf, "; %d workers loaded in %.0f to %.0f ms, blocks held at most " UINT64_FORMAT " kB (" UINT64_FORMAT " kB of it not yet counted in the budget), " INT64_FORMAT " filled again",
 					 nworkers, min_ms, max_ms, load->peak_reserved / 1024,
 					 load->peak_uncounted / 1024, reused);
 }
 
 /*
  * After the Gather has returned its last row to the GpuSort: move the
- * chunks that are left into the sort, and give back the budget they held.
+ * blocks that are left into the sort, and give back the budget they held.
  */
 void
 gpusort_load_finish(GpuSortLoadState *load)
@@ -1026,7 +1026,7 @@ gpusort_load_finish(GpuSortLoadState *load)
 	budget_hold(load->budget, 0);
 	initStringInfo(&workers);
 	describe_workers(load, &workers);
-	elog(DEBUG1, "gpusort: parallel load: " INT64_FORMAT " rows moved from the workers' chunks, Gather %.0f ms, then %.0f ms moving the rest%s",
+	elog(DEBUG1, "gpusort: parallel load: " INT64_FORMAT " rows moved from the workers' blocks, Gather %.0f ms, then %.0f ms moving the rest%s",
 		 moved, gather_ms, gpusort_elapsed_ms(drain_start), workers.data);
 	pfree(workers.data);
 }

@@ -1,14 +1,14 @@
 # 018_parallel_server_memory.pl: the shared memory of a parallel GpuSort's
 # workers counts in gpusort.server_memory before they use it.
 #
-# The workers of a parallel GpuSort copy rows into chunks of the query's
+# The workers of a parallel GpuSort copy rows into blocks of the query's
 # shared memory, which the leader moves into its sort (nodeGpuSortLoad.c).
 # The leader is held at the start of its load (an injected delay), so that
-# for seconds the workers fill chunks while it moves none:
+# for seconds the workers fill blocks while it moves none:
 #  1. meanwhile the server's count of sort memory (gpusort_stat) stays
 #     within gpusort.server_memory;
-#  2. afterwards the leader's DEBUG1 line of the load says the chunks held
-#     memory, and that at no move had they taken more than one chunk (4 MB
+#  2. afterwards the leader's DEBUG1 line of the load says the blocks held
+#     memory, and that at no move had they taken more than one block (4 MB
 #     at most; a worker that races another for the last room may hold one
 #     for a moment) beyond what the budget already counted for them, where
 #     counted only once taken they were the whole of it;
@@ -66,14 +66,14 @@ $session->finish;
 cmp_ok($peak, '>', 0, "while the leader is held, sort memory is counted ($peak bytes)");
 cmp_ok($peak, '<=', $limit, 'and stays within gpusort.server_memory');
 
-# the leader's account of the chunks
+# the leader's account of the blocks
 my $log = slurp_file($node->logfile, $offset);
-my ($chunks_kb, $uncounted_kb) =
-  $log =~ /parallel load: .*chunks held at most (\d+) kB \((\d+) kB of it not yet counted in the budget\)/;
-ok(defined $chunks_kb, 'the leader says what the chunks held');
-cmp_ok($chunks_kb // 0, '>', 0, "the workers filled chunks ($chunks_kb kB at most)");
+my ($blocks_kb, $uncounted_kb) =
+  $log =~ /parallel load: .*blocks held at most (\d+) kB \((\d+) kB of it not yet counted in the budget\)/;
+ok(defined $blocks_kb, 'the leader says what the blocks held');
+cmp_ok($blocks_kb // 0, '>', 0, "the workers filled blocks ($blocks_kb kB at most)");
 cmp_ok($uncounted_kb // 1e9, '<=', 4096,
-	"at most one chunk's worth of them not yet counted ($uncounted_kb kB)");
+	"at most one block's worth of them not yet counted ($uncounted_kb kB)");
 
 is($out, "$native\n", "the rows of PostgreSQL's Sort");
 ok($node->poll_query_until('postgres', "SELECT ($held_now) = 0"), 'once it ends, nothing is held');

@@ -2,7 +2,7 @@
 # sessions that sort at once, with parallel plans.
 #
 # Sixteen sessions each run a parallel GpuSort (two workers each, their
-# chunks counted in the leader's budget) of rows that need more than the
+# blocks counted in the leader's budget) of rows that need more than the
 # server's budget leaves each of them (a sixteenth), so that they grow,
 # spill and grow again against each other.  Sorts reserve before they grow
 # (sort_budget.c), in one compare-and-swap on the server's total, and the
