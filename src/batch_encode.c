@@ -169,7 +169,7 @@ build_record_key(KeyBuildContext *ctx, ChunkBuild *cb, size_t i, bool *for_backe
 		}
 		*state = INPUTS_STORED;
 	}
-	if (!key_build_window(ctx, values, isnull, 0, cb->key_bytes, bytes, &ended))
+	if (!key_build_span(ctx, values, isnull, 0, cb->key_bytes, bytes, &ended))
 		return false;
 	key_bytes_to_words(bytes, cb->key_words,
 					   cb->keys + (i - cb->first) * cb->key_words);

@@ -30,7 +30,7 @@
  *	  with shifts, the fastest path, for integer, float, date, uuid ... keys;
  *	- the *generic* path (keys_build.c): any other layout; the sort
  *	  (batch_encode.c) keeps each record's key column datums (KeyInputs) and a
- *	  builder that never calls into PostgreSQL turns them into any window of
+ *	  builder that never calls into PostgreSQL turns them into any span of
  *	  the full key, in the backend or in key-building threads (keythreads.c).
  *
  *-------------------------------------------------------------------------
@@ -334,7 +334,7 @@ extern void key_build_context_free(KeyBuildContext *ctx);
 extern const char *key_build_error(KeyBuildContext *ctx);
 extern void key_build_set_stop_flag(KeyBuildContext *ctx, volatile bool *stop);
 extern bool key_build_stopped(KeyBuildContext *ctx);
-extern bool key_build_window(KeyBuildContext *ctx, const Datum *values,
+extern bool key_build_span(KeyBuildContext *ctx, const Datum *values,
 							 const bool *isnull, size_t skip, size_t len,
 							 uint8 *out, bool *ended);
 extern bool key_compare_inputs(KeyBuildContext *ctx,

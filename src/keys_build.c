@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * keys_build.c
- *	  The generic key builder: any window of a record's full normalized key,
+ *	  The generic key builder: any span of a record's full normalized key,
  *	  built from the datums of its key columns, in any thread.
  *
  * Column encodings (each followed by the next column's; see keys.h):
@@ -11,7 +11,7 @@
  *	- text under C / POSIX: the string's bytes, then 0x00 (text holds no
  *	  NUL bytes, so a string sorts before any longer string it begins);
  *	- text under a libc collation: strxfrm_l's output, 0x00, the string's
- *	  bytes, 0x00 (a window within the first level of an ASCII string's
+ *	  bytes, 0x00 (a span within the first level of an ASCII string's
  *	  output is assembled from its characters' primary weights instead of
  *	  transformed: libc_primary.c).  strxfrm output holds no NUL bytes; the
  *	  bytes after it break ties of strings equal under the collation with
@@ -90,7 +90,7 @@ typedef struct KeySink
 	KeyBuildContext *grow_ctx;
 	int			grow_slot;
 	bool		failed;
-	bool		cut;			/* an encoder stopped at the window's end */
+	bool		cut;			/* an encoder stopped at the span's end */
 	bool		unfinished;		/* the full key ends here, not wholly
 								 * encoded (a long libc string) */
 } KeySink;
@@ -122,7 +122,7 @@ sink_full(const KeySink *s)
 }
 
 /*
- * An encoder may stop producing a value's bytes once the window is full
+ * An encoder may stop producing a value's bytes once the span is full
  * (not when collecting whole columns); it then marks the key as cut.
  */
 static inline bool
@@ -220,13 +220,13 @@ terminated(KeyBuildContext *ctx, int slot, const char *p, size_t len)
 }
 
 /*
- * The window's bytes of an ASCII string's strxfrm_l output where they lie
+ * The span's bytes of an ASCII string's strxfrm_l output where they lie
  * in its first level, the primary weights of its characters, assembled
- * from the locale's table (libc_primary.c) as far as the window needs,
+ * from the locale's table (libc_primary.c) as far as the span needs,
  * rather than the whole string transformed: the key is then cut.  False,
  * with nothing produced, where the table cannot give them: no table, a
  * character it lacks, a string longer than strxfrm_l would transform, or
- * a window that reaches past the first level (the later levels, and ties
+ * a span that reaches past the first level (the later levels, and ties
  * of strings equal there, need strxfrm_l).
  */
 static bool
@@ -271,7 +271,7 @@ put_libc_primary(KeyBuildContext *ctx, KeySink *s, const KeyColumn *col,
  * is unfinished.
  *
  * strxfrm transforms the whole string, whatever part of its output the
- * window needs (it has no incremental form like ICU's
+ * span needs (it has no incremental form like ICU's
  * ucol_nextSortKeyPart), at some tens of MB/s, slower still past 16 kB.
  * Sorts of long strings would pay a transform of every byte of every
  * value, where PostgreSQL's strcoll comparisons (it uses no strxfrm under
@@ -343,7 +343,7 @@ clone_collator(const UCollator *coll, UErrorCode *status)
 }
 
 /*
- * The ICU sort key, only as far as the window needs: the key is produced
+ * The ICU sort key, only as far as the span needs: the key is produced
  * incrementally, so a first-pass prefix costs a fraction of a full key.
  */
 static bool
@@ -362,7 +362,7 @@ put_icu_text(KeyBuildContext *ctx, KeySink *s, int c, const char *p, size_t len)
 		int32_t		want = sizeof(part);
 		int32_t		got;
 
-		/* ask only for what the window still needs: later levels cost */
+		/* ask only for what the span still needs: later levels cost */
 		if (s->grow_ctx == NULL && s->end > s->pos)
 			want = (int32_t) Min(s->end - s->pos, sizeof(part));
 		got = ucol_nextSortKeyPart(coll, &iter, state, part, want, &status);
@@ -653,12 +653,12 @@ put_column(KeyBuildContext *ctx, KeySink *s, int c, Datum value, bool isnull)
 
 /*
  * Bytes [skip, skip + len) of the record's full key into out (zero beyond
- * the key's end).  *ended says whether the full key ends within the window,
- * so that records with equal windows and ended keys are equal.  False on
+ * the key's end).  *ended says whether the full key ends within the span,
+ * so that records with equal spans and ended keys are equal.  False on
  * an error, described by key_build_error().
  */
 bool
-key_build_window(KeyBuildContext *ctx, const Datum *values, const bool *isnull,
+key_build_span(KeyBuildContext *ctx, const Datum *values, const bool *isnull,
 				 size_t skip, size_t len, uint8 *out, bool *ended)
 {
 	KeySink		s = {out, skip, skip + len, 0, NULL, 0, false, false, false};
@@ -674,7 +674,7 @@ key_build_window(KeyBuildContext *ctx, const Datum *values, const bool *isnull,
 			return false;
 		}
 	}
-	/* every byte produced, and none past the window */
+	/* every byte produced, and none past the span */
 	*ended = (c == ctx->layout->full_cols && !s.cut && !s.unfinished && s.pos <= s.end);
 	return true;
 }

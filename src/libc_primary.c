@@ -2,12 +2,12 @@
  *
  * libc_primary.c
  *	  The primary weights of ASCII characters under a libc collation,
- *	  checked to compose, so that a key window can be built without
+ *	  checked to compose, so that a key span can be built without
  *	  strxfrm_l.
  *
  * glibc's strxfrm_l writes a string's weights level by level: the primary
  * weights of all its characters, a 0x01 byte, the secondary weights, and
- * so on.  A key window that the primary level fills (the first 32 bytes
+ * so on.  A key span that the primary level fills (the first 32 bytes
  * of an md5 hash, a name, a code) needs only those weights, but strxfrm_l
  * computes every level of the whole string: about 530 ns for a string of
  * 32 characters, measured on the development machine.  Under a libc
@@ -25,7 +25,7 @@
  * own) and any reordering of the first level; a locale with either gets
  * no table, and its keys come from strxfrm_l as before.  keys_build.c
  * assembles the primary level of an all-ASCII string from the table as
- * far as the key window needs, and calls strxfrm_l only where the window
+ * far as the key span needs, and calls strxfrm_l only where the span
  * reaches past it.
  *
  * Nothing rests on the table being right.  A composition the pairs cannot
@@ -155,7 +155,7 @@ libc_primary_weights(locale_t locale)
 	known->locale = locale;
 	known->weights = build_weights(locale);
 	elog(DEBUG2, "gpusort: a libc collation's ASCII primary weights %s",
-		 known->weights ? "compose: keys assembled where the window allows" :
+		 known->weights ? "compose: keys assembled where the span allows" :
 		 "do not compose: keys from strxfrm_l");
 	known->next = known_locales;
 	known_locales = known;

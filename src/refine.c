@@ -44,11 +44,11 @@
 #define REFINE_KEY_WORDS		4
 #define REFINE_KEY_BYTES		(REFINE_KEY_WORDS * 8)
 #define RUN_ORDINAL_BYTES		4
-#define REFINE_WINDOW_BYTES		(REFINE_KEY_BYTES - RUN_ORDINAL_BYTES)
+#define REFINE_SPAN_BYTES		(REFINE_KEY_BYTES - RUN_ORDINAL_BYTES)
 #define MAX_REFINE_ROUNDS		16
 
 /*
- * libc builds each round's window by transforming the whole string again
+ * libc builds each round's span by transforming the whole string again
  * (strxfrm has no offset), so a round costs what the first did: long
  * strings that share long prefixes would pay a transform per 28 bytes of
  * prefix, several times what the comparators' n log n strcoll calls cost
@@ -143,7 +143,7 @@ typedef struct RoundBuild
 	const uint32 *records;		/* record index of member j */
 	const uint32 *ordinals;		/* its range's ordinal */
 	uint64	  **chunks;			/* the engine's key chunks */
-	size_t		skip;			/* full-key offset of the window */
+	size_t		skip;			/* full-key offset of the span */
 	bool	   *ended;			/* out: member j's full key ends in it */
 } RoundBuild;
 
@@ -164,9 +164,9 @@ build_round_keys(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 		bytes[1] = (uint8) (ordinal >> 16);
 		bytes[2] = (uint8) (ordinal >> 8);
 		bytes[3] = (uint8) ordinal;
-		if (!key_build_window(ctx, key_inputs_values(rb->inputs, record),
+		if (!key_build_span(ctx, key_inputs_values(rb->inputs, record),
 							  key_inputs_isnull(rb->inputs, record),
-							  rb->skip, REFINE_WINDOW_BYTES,
+							  rb->skip, REFINE_SPAN_BYTES,
 							  bytes + RUN_ORDINAL_BYTES, &rb->ended[j]))
 			return false;
 		key_bytes_to_words(bytes, REFINE_KEY_WORDS,
@@ -339,7 +339,7 @@ gpusort_refine(RefineContext *rc, const SortEngine *sorted, uint32 *perm, size_t
 		if (pending.ranges)
 			pfree(pending.ranges);
 		pending = next;
-		skip += REFINE_WINDOW_BYTES;
+		skip += REFINE_SPAN_BYTES;
 	}
 
 	MemoryContextSwitchTo(oldcxt);
