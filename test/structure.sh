@@ -60,14 +60,17 @@
 # the same name in other files, and C++ functions of cuda/ that src/ cannot
 # see, do not mix.  A macro's use is a use of the functions and macros its
 # body names, where the macro is used.  PostgreSQL's own entry points count
-# as used: _PG_init, functions named by PG_FUNCTION_INFO_V1 or in sql/*.sql.
+# as used: _PG_init, functions named by PG_FUNCTION_INFO_V1 or in sql/*.sql,
+# and a function whose name another file gives PostgreSQL in a string (a
+# background worker's bgw_function_name) is used by that file, though it
+# has no edge to it.
 # The kernel tests and benchmarks (test/, bench/: *.c, *.cu) compile
 # against src/ and cuda/ headers, so what they name counts as used too, but
 # they are not files of the graphs.
 #
 # A circle is reported as one line for each edge between two of its files
-# ("include circle N (its files): A -> B: the example"), so that each line
-# names one thing to undo.
+# ("include circle N (its files): A -> B: the example", at the example's
+# line), so that each line says where one link of the circle starts.
 #
 # What must stay all the same goes into test/structure.allow (none today),
 # one entry a line, "function NAME reason" or "macro NAME reason", "#"
