@@ -26,7 +26,7 @@ over each --distributions table) and "text": ORDER BY a 32-character text
 column in the database's collation (en_US.UTF-8 on bench/run.sh's server
 where that locale is installed), in "C" and in ICU's "und-x-icu", and ORDER
 BY a numeric(12,2) column, on tx_N(id int8, pad text, num numeric).  The
-default is "main,dist", as before the text group existed; --queries text
+default is "main,dist"; --queries text
 (or --groups text) runs the text group alone.  The text sorts in the
 database's collation and in ICU are slow with PostgreSQL's Sort (about 50 s
 at 10M rows in en_US), so they run --slow-runs times (default 1), their
@@ -243,7 +243,7 @@ def main():
     for n in sizes:
         print("== %d rows" % n, flush=True)
         n_dists = dists if n == dist_rows and "dist" in groups else []
-        # the main mix (always with --queries, as before), the distributions
+        # the main mix (always, also with --queries), the distributions
         # (their tables only at --distribution-rows), the text group
         main = queries(n, [])
         todo = [(q, None, False) for q in main if "main" in groups or only]

@@ -32,9 +32,9 @@ SELECT g AS id, hashint4(g) % 100000 AS k, md5(g::text) AS s, (hashint4(g + 1) %
   FROM generate_series(1, 200000) g;
 -- the plans' estimate of "id <= 50000" sets where runs are cut (the last
 -- batch is made a full one), so it must not vary: ANALYZE reads every row
--- rather than a random sample of them, and autovacuum leaves the table
--- alone: on PostgreSQL 19, a VACUUM after the first sorts below moves the
--- estimate to 48,813 rows, and the third of them writes 6 runs, not 5
+-- rather than a random sample of them, and the table is made with
+-- autovacuum off, since a VACUUM moves that estimate (on PostgreSQL 19 to
+-- 48,813 rows, for which the third sort below writes 6 runs, not 5)
 ALTER TABLE gs_fb ALTER COLUMN id SET STATISTICS 10000;
 ANALYZE gs_fb;
 

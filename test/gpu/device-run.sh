@@ -8,7 +8,7 @@
 #
 # PHASE: tests (test/gpu/run.sh: regression suite on the GPU engine and
 # kernel tests), bench (bench/run.sh on 1M and 10M rows), targets (the
-# speed targets at 10M rows, bench/results/targets.md: ORDER BY k, ORDER BY
+# speed targets at 10M rows, bench/results/speed-10m.md: ORDER BY k, ORDER BY
 # f, k, LIMIT 100, numeric and COLLATE "C", native against the GPU, and the
 # first three with each GPU algorithm forced, to check gpu_algorithm =
 # auto), text (the text and numeric queries at 10M rows, native against the

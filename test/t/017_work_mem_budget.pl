@@ -6,7 +6,7 @@
 # budget is 128 MB (an eighth), less than a sort of 3M rows holds in memory
 # (about 240 MB).  With gpusort.max_memory = -1, the default:
 #  1. at the default work_mem the GpuSort writes runs (EXPLAIN ANALYZE:
-#     Memory Budget 128 MB, Runs Written), as before;
+#     Memory Budget 128 MB, Runs Written);
 #  2. with work_mem = 512MB PostgreSQL's Sort sorts in memory (quicksort),
 #     and so does the GpuSort: a budget of 512 MB, no run written, and the
 #     rows of PostgreSQL's Sort;
