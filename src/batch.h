@@ -45,7 +45,7 @@
 #include "sort_stats.h"
 #include "keys.h"
 #include "keythreads.h"
-#include "sort.h"
+#include "tuple_block.h"
 
 /*
  * Keys are encoded every ENCODE_BATCH loaded tuples, while those tuples are

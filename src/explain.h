@@ -13,7 +13,7 @@
 #include "nodes/execnodes.h"
 #include "nodes/extensible.h"
 
-#include "planner.h"
+#include "plan_info.h"
 #include "sort_stats.h"
 
 struct ExplainState;

@@ -56,7 +56,7 @@ void		_PG_init(void);
 void
 _PG_init(void)
 {
-	settings_init();
+	settings_init(hostmem_assign_cache_limit);
 	gpusort_executor_init();
 	gpusort_planner_init();
 	gpusort_shmem_init();

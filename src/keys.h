@@ -47,7 +47,7 @@
 #include "datatype/timestamp.h"
 #include "executor/tuptable.h"
 
-#define GPUSORT_MAX_KEY_BYTES	32
+#include "settings.h"
 
 /* How a column's values become key bytes. */
 typedef enum KeyKind

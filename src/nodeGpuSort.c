@@ -40,7 +40,7 @@
 #include "explain.h"
 #include "nodeGpuSort.h"
 #include "nodeGpuSortLoad.h"
-#include "planner.h"
+#include "plan_info.h"
 #include "sort.h"
 
 typedef struct GpuSortState

@@ -67,9 +67,8 @@
  *	  reads as sort descriptions and never executes;
  *	- Incremental Sort, which is a different node.
  *
- * The node keeps the Sort's keys in custom_private as lists
- * (gpusort_plan_info_to_list), which the executor nodes read back
- * (gpusort_plan_info_from_list).
+ * The node keeps the Sort's keys in custom_private (plan_info.c), which
+ * the executor nodes read back.
  *
  * Nothing here touches CUDA.
  *
@@ -97,12 +96,12 @@
 #include "compat.h"
 #include "nodeGpuSort.h"
 #include "nodeGpuSortLoad.h"
+#include "plan_info.h"
 #include "planner.h"
 #include "settings.h"
 
 static planner_hook_type prev_planner_hook = NULL;
 
-static List *gpusort_plan_info_to_list(const GpuSortPlanInfo *info);
 
 /* What the walk over one statement's plans knows and finds. */
 typedef struct ReplaceContext
@@ -812,56 +811,4 @@ gpusort_planner_init(void)
 {
 	prev_planner_hook = planner_hook;
 	planner_hook = gpusort_planner;
-}
-
-/*
- * GpuSortPlanInfo <-> custom_private: a list of four lists, so that the
- * plan survives copyObject() and nodeToString() for parallel workers.
- */
-static List *
-gpusort_plan_info_to_list(const GpuSortPlanInfo *info)
-{
-	List	   *cols = NIL;
-	List	   *ops = NIL;
-	List	   *colls = NIL;
-	List	   *nulls = NIL;
-
-	for (int i = 0; i < info->numCols; i++)
-	{
-		cols = lappend_int(cols, info->sortColIdx[i]);
-		ops = lappend_oid(ops, info->sortOperators[i]);
-		colls = lappend_oid(colls, info->collations[i]);
-		nulls = lappend_int(nulls, info->nullsFirst[i] ? 1 : 0);
-	}
-	return list_make4(cols, ops, colls, nulls);
-}
-
-void
-gpusort_plan_info_from_list(List *private, GpuSortPlanInfo *info)
-{
-	List	   *cols = linitial(private);
-	List	   *ops = lsecond(private);
-	List	   *colls = lthird(private);
-	List	   *nulls = lfourth(private);
-	int			i;
-	ListCell   *lc;
-
-	info->numCols = list_length(cols);
-	info->sortColIdx = palloc(sizeof(AttrNumber) * info->numCols);
-	info->sortOperators = palloc(sizeof(Oid) * info->numCols);
-	info->collations = palloc(sizeof(Oid) * info->numCols);
-	info->nullsFirst = palloc(sizeof(bool) * info->numCols);
-
-	i = 0;
-	foreach(lc, cols)
-		info->sortColIdx[i++] = (AttrNumber) lfirst_int(lc);
-	i = 0;
-	foreach(lc, ops)
-		info->sortOperators[i++] = lfirst_oid(lc);
-	i = 0;
-	foreach(lc, colls)
-		info->collations[i++] = lfirst_oid(lc);
-	i = 0;
-	foreach(lc, nulls)
-		info->nullsFirst[i++] = lfirst_int(lc) != 0;
 }

@@ -18,8 +18,6 @@
 #include "utils/guc.h"
 
 #include "faults.h"
-#include "hostmem.h"
-#include "keys.h"
 #include "settings.h"
 
 bool		gpusort_enabled = true;
@@ -83,7 +81,7 @@ check_max_memory(int *newval, void **extra, GucSource source)
 }
 
 void
-settings_init(void)
+settings_init(GucIntAssignHook host_cache_assign)
 {
 	DefineCustomBoolVariable("gpusort.enabled",
 							 "Replaces large Sort nodes with GpuSort.",
@@ -260,7 +258,7 @@ settings_init(void)
 							&gpusort_host_cache_kb,
 							2 * 1024 * 1024, 0, MAX_KILOBYTES,
 							PGC_SUSET, GUC_UNIT_KB,
-							NULL, hostmem_assign_cache_limit, NULL);
+							NULL, host_cache_assign, NULL);
 
 	DefineCustomIntVariable("gpusort.key_threads",
 							"Threads that build sort keys (collation keys while the input is "

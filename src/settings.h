@@ -15,6 +15,11 @@
 
 #include "postgres.h"
 
+#include "utils/guc.h"
+
+/* the widest key the engines sort: gpusort.key_width's maximum */
+#define GPUSORT_MAX_KEY_BYTES	32
+
 /* gpusort.engine */
 typedef enum GpuSortEngineChoice
 {
@@ -57,6 +62,11 @@ extern int	gpusort_service_staging_kb;
 extern int	gpusort_service_max_wait_ms;
 extern int	gpusort_service_split_rows;
 
-extern void settings_init(void);
+/*
+ * host_cache_assign: what a change of gpusort.host_cache does at once (the
+ * host memory cache trims itself, hostmem.c).  _PG_init gives it, so that
+ * the settings, which every module reads, call none of them.
+ */
+extern void settings_init(GucIntAssignHook host_cache_assign);
 
 #endif							/* GPUSORT_SETTINGS_H */

@@ -6,7 +6,9 @@
  *
  * It holds the host memory all GpuSorts hold against
  * gpusort.server_memory (sort_budget.c), the sorts whose key threads run
- * (keythreads.c), and the counters of the view gpusort_stat (stat.c).
+ * (keythreads.c), and the counters of the view gpusort_stat (stat.c),
+ * with what they count (ServiceFallback, StatEngineKind), so that stat.c
+ * reads them here and shmem.c needs nothing of it.
  * It exists only when gpusort is in shared_preload_libraries; loaded any
  * other way, gpusort_shared stays NULL and there is no server budget, no
  * count of other sorts' threads, and nothing counted.
@@ -20,7 +22,29 @@
 
 #include "port/atomics.h"
 
-#include "stat.h"
+/* Why a sort that wanted the GPU ran on the CPU. */
+typedef enum ServiceFallback
+{
+	FALLBACK_NO_SERVICE = 0,	/* not preloaded, or the worker is down */
+	FALLBACK_NO_DEVICE,			/* the service found no usable GPU */
+	FALLBACK_QUEUE_FULL,		/* no request entry free */
+	FALLBACK_WAIT,				/* no GPU memory within gpusort.service_max_wait */
+	FALLBACK_TOO_LARGE,			/* more than the budget of any GPU */
+	FALLBACK_GPU_ERROR,			/* the device failed the sort */
+	FALLBACK_SERVICE_LOST,		/* the service exited during the sort */
+	FALLBACK_SMALL,				/* below gpusort.gpu_min_rows */
+	FALLBACK_CANCELLED,			/* the query was cancelled during the sort */
+	NUM_SERVICE_FALLBACKS
+} ServiceFallback;
+
+/* The engine that ordered a sort. */
+typedef enum StatEngineKind
+{
+	STAT_ENGINE_GPU = 0,
+	STAT_ENGINE_CPU,
+	STAT_ENGINE_COMPARATORS,
+	NUM_STAT_ENGINES
+} StatEngineKind;
 
 typedef struct GpuSortShared
 {

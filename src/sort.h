@@ -20,8 +20,9 @@
  * could know at begin.
  *
  * A node needs nothing of the module but this header: a parallel load's
- * workers form their tuples with gpusort_copy_slot_tuple, as the sort's
- * own load does, and the leader hands them in as TupleBlocks.
+ * workers form their tuples with gpusort_copy_slot_tuple (tuple_block.h),
+ * as the sort's own load does, and the leader hands them in as
+ * TupleBlocks.
  *
  * The sort module keeps its own statistics (sort_stats.h), timing each
  * phase itself, the load included; the node reads them with one call,
@@ -39,6 +40,7 @@
 #include "executor/tuptable.h"
 
 #include "sort_stats.h"
+#include "tuple_block.h"
 
 typedef struct Gpusortstate Gpusortstate;
 
@@ -49,30 +51,6 @@ typedef struct Gpusortstate Gpusortstate;
 												 * too (EXPLAIN ANALYZE with
 												 * TIMING): two clock
 												 * readings a tuple */
-
-/*
- * A block of MAXALIGNed MinimalTuples put into a sort at once (a parallel
- * load's chunk, nodeGpuSortLoad.c): tuple i lies at base + offsets[i], the
- * tuples downward from base + high, each right below the one before, and
- * the last at base + low.  So tuples [from, to) fill the span from
- * offsets[to - 1] up to offsets[from - 1] (high for the first), which the
- * sort's arena copies whole.
- */
-typedef struct TupleBlock
-{
-	const char *base;
-	const uint32 *offsets;
-	uint32		ntuples;
-	uint32		low;
-	uint32		high;
-} TupleBlock;
-
-/*
- * Where gpusort_copy_slot_tuple forms a tuple: len bytes, or NULL if there
- * are none.  The sort's arena gives its own; a parallel load's worker
- * gives shared memory, so that the blocks it fills are TupleBlocks.
- */
-typedef void *(*TupleSpaceFn) (void *arg, Size len);
 
 extern Gpusortstate *gpusort_sort_begin(TupleDesc tupdesc, int nkeys,
 										const AttrNumber *attNums,
@@ -93,8 +71,5 @@ extern bool gpusort_sort_rescan(Gpusortstate *state);
 extern void gpusort_sort_reset(Gpusortstate *state);
 extern const GpuSortStats *gpusort_sort_get_stats(Gpusortstate *state);
 extern void gpusort_sort_end(Gpusortstate *state);
-
-extern MinimalTuple gpusort_copy_slot_tuple(TupleTableSlot *slot,
-											TupleSpaceFn space, void *arg);
 
 #endif							/* GPUSORT_SORT_H */
