@@ -6,8 +6,9 @@
  *
  * A sort (sort.c) reads its input into a *batch*.  When the batch reaches
  * the memory the sort may hold, or the input ends, the batch is sorted and
- * becomes a sorted run: written to a tape (the runs) and reset for the
- * next run, or, the last one, kept in memory.  The batch's pipeline runs
+ * becomes a sorted run: spilled, written to a temporary file by the run
+ * writer (run_write.c), and reset for the next run; or, the last one, kept
+ * in memory.  The batch's pipeline runs
  * one way, a file a stage, and no stage calls one before it:
  *
  *	batch.c			the batch itself: init, reset, move, destroy, its
