@@ -10,7 +10,7 @@
  * so on.  A key span that the primary level fills (the first 32 bytes
  * of an md5 hash, a name, a code) needs only those weights, but strxfrm_l
  * computes every level of the whole string: about 530 ns for a string of
- * 32 characters, measured on the development machine.  Under a libc
+ * 32 characters on a two-core x86-64 machine.  Under a libc
  * collation that transform was most of a text sort's CPU time, and with
  * 200 sorts sharing 16 CPUs most of what held their throughput down
  * (bench/results/service.md).
@@ -23,7 +23,7 @@
  * the two weights one after the other.  That rules out contractions
  * between ASCII characters (a locale in which "ch" is a letter of its
  * own) and any reordering of the first level; a locale with either gets
- * no table, and its keys come from strxfrm_l as before.  keys_build.c
+ * no table, and its keys come from strxfrm_l alone.  keys_build.c
  * assembles the primary level of an all-ASCII string from the table as
  * far as the key span needs, and calls strxfrm_l only where the span
  * reaches past it.
