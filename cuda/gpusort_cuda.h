@@ -43,6 +43,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gscuda_faults.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -67,23 +69,6 @@ typedef struct GsCudaStats
 	size_t		device_bytes;	/* peak GPU memory held by this sort */
 	int			presorted;		/* 1: input already in order, 2: exactly reversed */
 } GsCudaStats;
-
-/* Fault injection points, for the reliability tests (test/RELIABILITY.md). */
-typedef enum GsCudaFault
-{
-	GSCUDA_FAULT_NONE = 0,
-	GSCUDA_FAULT_INIT,
-	GSCUDA_FAULT_ALLOC,
-	GSCUDA_FAULT_H2D,
-	GSCUDA_FAULT_LAUNCH,
-	GSCUDA_FAULT_KERNEL,
-	GSCUDA_FAULT_D2H,
-	GSCUDA_FAULT_LOST,			/* the GPU is lost after the first chunk */
-	GSCUDA_FAULT_BUSY			/* no failure: a kernel keeps the sort's stream
-								 * busy for GSCUDA_BUSY_MS before the sort */
-} GsCudaFault;
-
-#define GSCUDA_BUSY_MS 5000
 
 typedef struct GsCudaSort GsCudaSort;
 
@@ -130,7 +115,10 @@ extern void gscuda_set_pinned_cache(size_t bytes);
 typedef int (*GsCudaWaitHook) (int waiting);
 extern void gscuda_set_wait_hook(GsCudaWaitHook hook);
 
-/* Arm one fault for the next sort (GSCUDA_FAULT_NONE disarms). */
+/*
+ * Arm one fault (gscuda_faults.h) for the next sort (GSCUDA_FAULT_NONE
+ * disarms).
+ */
 extern void gscuda_set_fault(GsCudaFault fault);
 
 /*
