@@ -7,7 +7,9 @@
  * the kernel tests (test/gpu/kernel_test.cu) and the benchmarks
  * (bench/kernel_bench.cu, bench/split_check.cu) call it too.  It is
  * implemented by cuda/gscuda_api.cu, whose head describes the engine's
- * layers below it.
+ * layers below it.  The types it uses are those of gscuda_types.h, and the
+ * fault codes those of gscuda_faults.h, which the engine's lowest layer
+ * (gs_common.cuh) includes without this interface.
  *
  * The CUDA side knows nothing of PostgreSQL: it never pallocs, never
  * ereports and never longjmps.  Every function reports failure by returning
@@ -43,34 +45,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gscuda_faults.h"
+#include "gscuda_types.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define GSCUDA_MAX_KEY_WORDS 4
-
-/* Which GPU algorithm sorts the records. */
-typedef enum GsCudaAlgorithm
-{
-	GSCUDA_ALGO_AUTO = 0,		/* the faster one for the key width */
-	GSCUDA_ALGO_BUCKET,			/* deterministic sample sort (GPU BUCKET SORT) */
-	GSCUDA_ALGO_RADIX			/* CUB DeviceRadixSort */
-} GsCudaAlgorithm;
-
-/* What a finished sort reports, for EXPLAIN ANALYZE. */
-typedef struct GsCudaStats
-{
-	char		algorithm[32];	/* "bucket sort", "radix sort", "presorted", ... */
-	double		h2d_ms;			/* host-to-device copies (sum of chunk copies) */
-	double		sort_ms;		/* kernels after the last chunk arrived */
-	double		d2h_ms;			/* permutation copy back */
-	size_t		device_bytes;	/* peak GPU memory held by this sort */
-	int			presorted;		/* 1: input already in order, 2: exactly reversed */
-} GsCudaStats;
-
-typedef struct GsCudaSort GsCudaSort;
 
 /*
  * Open CUDA device `device` in this process (once per device; later calls
@@ -108,11 +87,9 @@ extern int	gscuda_device_count(char *errbuf, size_t errlen);
 extern void gscuda_set_pinned_cache(size_t bytes);
 
 /*
- * Called between polls while this process waits for a GPU (waiting = 1),
- * and once when the wait is over (waiting = 0); returning 0 gives the wait
- * up, which fails the sort.  NULL (the default): waits block in CUDA.
+ * The hook a wait for the GPU calls between polls (GsCudaWaitHook,
+ * gscuda_types.h).  NULL (the default): waits block in CUDA.
  */
-typedef int (*GsCudaWaitHook) (int waiting);
 extern void gscuda_set_wait_hook(GsCudaWaitHook hook);
 
 /*
