@@ -7,7 +7,9 @@
  * the kernel tests (test/gpu/kernel_test.cu) and the benchmarks
  * (bench/kernel_bench.cu, bench/split_check.cu) call it too.  It is
  * implemented by cuda/gscuda_api.cu, whose head describes the engine's
- * layers below it.
+ * layers below it.  The types it uses are those of gscuda_types.h, and the
+ * fault codes those of gscuda_faults.h, which the engine's lowest layer
+ * (gs_common.cuh) includes without this interface.
  *
  * The CUDA side knows nothing of PostgreSQL: it never pallocs, never
  * ereports and never longjmps.  Every function reports failure by returning
@@ -43,49 +45,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gscuda_types.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define GSCUDA_MAX_KEY_WORDS 4
-
-/* Which GPU algorithm sorts the records. */
-typedef enum GsCudaAlgorithm
-{
-	GSCUDA_ALGO_AUTO = 0,		/* the faster one for the key width */
-	GSCUDA_ALGO_BUCKET,			/* deterministic sample sort (GPU BUCKET SORT) */
-	GSCUDA_ALGO_RADIX			/* CUB DeviceRadixSort */
-} GsCudaAlgorithm;
-
-/* What a finished sort reports, for EXPLAIN ANALYZE. */
-typedef struct GsCudaStats
-{
-	char		algorithm[32];	/* "bucket sort", "radix sort", "presorted", ... */
-	double		h2d_ms;			/* host-to-device copies (sum of chunk copies) */
-	double		sort_ms;		/* kernels after the last chunk arrived */
-	double		d2h_ms;			/* permutation copy back */
-	size_t		device_bytes;	/* peak GPU memory held by this sort */
-	int			presorted;		/* 1: input already in order, 2: exactly reversed */
-} GsCudaStats;
-
-/* Fault injection points, for the reliability tests (test/RELIABILITY.md). */
-typedef enum GsCudaFault
-{
-	GSCUDA_FAULT_NONE = 0,
-	GSCUDA_FAULT_INIT,
-	GSCUDA_FAULT_ALLOC,
-	GSCUDA_FAULT_H2D,
-	GSCUDA_FAULT_LAUNCH,
-	GSCUDA_FAULT_KERNEL,
-	GSCUDA_FAULT_D2H,
-	GSCUDA_FAULT_LOST,			/* the GPU is lost after the first chunk */
-	GSCUDA_FAULT_BUSY			/* no failure: a kernel keeps the sort's stream
-								 * busy for GSCUDA_BUSY_MS before the sort */
-} GsCudaFault;
-
-#define GSCUDA_BUSY_MS 5000
-
-typedef struct GsCudaSort GsCudaSort;
 
 /*
  * Open CUDA device `device` in this process (once per device; later calls
@@ -123,14 +87,15 @@ extern int	gscuda_device_count(char *errbuf, size_t errlen);
 extern void gscuda_set_pinned_cache(size_t bytes);
 
 /*
- * Called between polls while this process waits for a GPU (waiting = 1),
- * and once when the wait is over (waiting = 0); returning 0 gives the wait
- * up, which fails the sort.  NULL (the default): waits block in CUDA.
+ * The hook a wait for the GPU calls between polls (GsCudaWaitHook,
+ * gscuda_types.h).  NULL (the default): waits block in CUDA.
  */
-typedef int (*GsCudaWaitHook) (int waiting);
 extern void gscuda_set_wait_hook(GsCudaWaitHook hook);
 
-/* Arm one fault for the next sort (GSCUDA_FAULT_NONE disarms). */
+/*
+ * Arm one fault (gscuda_faults.h) for the next sort (GSCUDA_FAULT_NONE
+ * disarms).
+ */
 extern void gscuda_set_fault(GsCudaFault fault);
 
 /*

@@ -26,7 +26,7 @@
 #include <utility>
 #include <vector>
 
-#include "gpusort_cuda.h"
+#include "gscuda_types.h"
 
 namespace gs
 {

@@ -18,6 +18,8 @@
  *	gscuda_pipeline_kernels.cuh, bucket_sort_kernels.cuh	kernels
  *	block_key_sort.cuh	the bucket sort's block primitive
  *	gs_common.cuh		keys, errors, waits, the device memory account
+ *	gscuda_types.h, gscuda_faults.h	types, limits and fault codes, plain C:
+ *						this interface's and gs_common.cuh's, src/'s too
  *
  * Internally an error is a GsError exception (gs_common.cuh); none crosses
  * into C.  A failed step of a sort also probes whether the error left the

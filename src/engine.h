@@ -13,11 +13,12 @@
  * Two engines implement it: the CPU engine (engine_cpu.c, a radix sort) and
  * the GPU engine (engine_gpu.c, over cuda/).  An engine never throws an
  * error for its own failures (a device error, no memory on the device): it
- * returns false with a reason.  A batch drives its engine through the
- * engine chain (engine_chain.c), which picks the engine and, when the GPU
- * engine fails, hands its keys to the CPU engine; only when the CPU engine
- * fails does the batch give its keys up and order itself with PostgreSQL's
- * comparators.
+ * returns false with a reason.  Every engine is driven through an engine
+ * chain (engine_chain.c), which picks the engine and, when the GPU engine
+ * fails, hands its keys to the CPU engine: a batch's, and the chains of
+ * the refinement rounds within a batch's sort (refine.c).  Only when the
+ * CPU engine fails does the batch give its keys up and order itself with
+ * PostgreSQL's comparators.
  * Failures of PostgreSQL itself (out of memory in palloc, a cancel) are
  * ordinary ereports.
  *
@@ -79,12 +80,17 @@ struct SortEngine
 	 * records (the GPU engine's keys sorted by the CPU engine): why.
 	 */
 	char	   *fallback;
+
+	/* the chain that drives the engine (engine_chain.c) */
+	struct EngineChain *chain;
 };
 
 /*
  * The engine chain (engine_chain.c): the engine a batch's keys go to, and
  * what the sort has learnt of the GPU.  Reasons for leaving the GPU go
  * into *fallback, a list in fallback_cxt (the sort's Fallback, EXPLAIN).
+ * A chain within another (a refinement round's, within its batch's) shares
+ * its parent's list, and a GPU failure in it is one of the parent's sort.
  */
 typedef struct EngineChain
 {
@@ -94,10 +100,17 @@ typedef struct EngineChain
 								 * batches start on the CPU */
 	char	  **fallback;
 	MemoryContext fallback_cxt;
+	struct EngineChain *parent; /* the chain this one's sorts serve, or
+								 * NULL (a batch's) */
 } EngineChain;
 
 extern void engine_chain_begin(EngineChain *chain, MemoryContext mcxt,
 							   int key_words, size_t expected);
+extern void engine_chain_begin_within(EngineChain *chain,
+									  const SortEngine *sorted, bool gpu,
+									  MemoryContext mcxt, int key_words,
+									  size_t expected,
+									  size_t gpu_min_records);
 extern uint64 *engine_chain_chunk(EngineChain *chain, size_t chunkno,
 								  char **why);
 extern bool engine_chain_submit(EngineChain *chain, size_t chunkno,

@@ -522,7 +522,7 @@ gpu_engine_begin(MemoryContext mcxt, int key_words, size_t expected_records,
 			req->queued_at = GetCurrentTimestamp();
 			req->key_words = key_words;
 			req->algorithm = gpusort_gpu_algorithm;
-			req->fault = (int) gpusort_fault_gpu();
+			req->fault = gpusort_fault_gpu();
 			req->expected_records = expected_records;
 			req->mem_limit = (Size) gpusort_gpu_memory_kb * 1024;
 			req->split_parts = gpusort_gpu_split_parts;

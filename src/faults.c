@@ -43,7 +43,7 @@ typedef struct GpuSortFault
 	GpuSortFaultKind kind;
 	GpuSortPhase phase;			/* error, delay */
 	int			delay_ms;		/* delay */
-	GpuSortGpuFault gpu;		/* gpu */
+	GsCudaFault gpu;			/* gpu */
 } GpuSortFault;
 
 static const char *const phase_names[] = {
@@ -60,16 +60,16 @@ static const char *const phase_names[] = {
 static const struct
 {
 	const char *name;
-	GpuSortGpuFault fault;
+	GsCudaFault fault;
 }			gpu_faults[] = {
-	{"gpu_init", GPUSORT_GPU_FAULT_INIT},
-	{"gpu_alloc", GPUSORT_GPU_FAULT_ALLOC},
-	{"gpu_h2d", GPUSORT_GPU_FAULT_H2D},
-	{"gpu_launch", GPUSORT_GPU_FAULT_LAUNCH},
-	{"gpu_kernel", GPUSORT_GPU_FAULT_KERNEL},
-	{"gpu_d2h", GPUSORT_GPU_FAULT_D2H},
-	{"gpu_lost", GPUSORT_GPU_FAULT_LOST},
-	{"gpu_busy", GPUSORT_GPU_FAULT_BUSY},
+	{"gpu_init", GSCUDA_FAULT_INIT},
+	{"gpu_alloc", GSCUDA_FAULT_ALLOC},
+	{"gpu_h2d", GSCUDA_FAULT_H2D},
+	{"gpu_launch", GSCUDA_FAULT_LAUNCH},
+	{"gpu_kernel", GSCUDA_FAULT_KERNEL},
+	{"gpu_d2h", GSCUDA_FAULT_D2H},
+	{"gpu_lost", GSCUDA_FAULT_LOST},
+	{"gpu_busy", GSCUDA_FAULT_BUSY},
 };
 
 /* the fault armed now */
@@ -225,10 +225,10 @@ gpusort_fault_point(GpuSortPhase phase)
 	injected_sleep(fault.delay_ms);
 }
 
-GpuSortGpuFault
+GsCudaFault
 gpusort_fault_gpu(void)
 {
-	return fault.kind == FAULT_GPU ? fault.gpu : GPUSORT_GPU_FAULT_NONE;
+	return fault.kind == FAULT_GPU ? fault.gpu : GSCUDA_FAULT_NONE;
 }
 
 bool

@@ -31,7 +31,10 @@
  *						waits for a long sort
  *
  * PHASE is load, encode, threads (the backend waits for key threads that
- * still work), sort, resolve, spill, merge or emit.
+ * still work), sort, resolve, spill, merge or emit.  A gpu_* value names
+ * one of the CUDA engine's fault points (GsCudaFault, cuda/gscuda_faults.h,
+ * the one list of them), which the GPU engine posts with its request and
+ * the GPU service arms in the CUDA engine.
  *
  *-------------------------------------------------------------------------
  */
@@ -39,6 +42,8 @@
 #define GPUSORT_FAULTS_H
 
 #include "utils/guc.h"
+
+#include "gscuda_faults.h"
 
 typedef enum GpuSortPhase
 {
@@ -52,20 +57,6 @@ typedef enum GpuSortPhase
 	GPUSORT_PHASE_EMIT			/* returning tuples */
 } GpuSortPhase;
 
-/* GPU fault points; values match GsCudaFault (cuda/gpusort_cuda.h) */
-typedef enum GpuSortGpuFault
-{
-	GPUSORT_GPU_FAULT_NONE = 0,
-	GPUSORT_GPU_FAULT_INIT,
-	GPUSORT_GPU_FAULT_ALLOC,
-	GPUSORT_GPU_FAULT_H2D,
-	GPUSORT_GPU_FAULT_LAUNCH,
-	GPUSORT_GPU_FAULT_KERNEL,
-	GPUSORT_GPU_FAULT_D2H,
-	GPUSORT_GPU_FAULT_LOST,
-	GPUSORT_GPU_FAULT_BUSY
-} GpuSortGpuFault;
-
 /* gpusort.inject_fault (settings.c) and its hooks */
 extern char *gpusort_inject_fault;
 extern bool gpusort_inject_fault_check(char **newval, void **extra, GucSource source);
@@ -75,7 +66,7 @@ extern void gpusort_inject_fault_assign(const char *newval, void *extra);
 extern void gpusort_fault_point(GpuSortPhase phase);
 
 /* the GPU engine, as a sort starts: the GPU fault to arm (or NONE) */
-extern GpuSortGpuFault gpusort_fault_gpu(void);
+extern GsCudaFault gpusort_fault_gpu(void);
 
 /*
  * The arena, before it takes a new block when it already holds

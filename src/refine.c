@@ -12,15 +12,17 @@
  * records together, with an engine, on the next bytes of the full key: a
  * segmented sort, whose 32-byte keys begin with the range's ordinal so that
  * ranges stay apart and in place, followed by the next 28 bytes of the key.
- * Large rounds run on the GPU when the sort did.  A range ends when its
- * records' full keys are wholly equal (they tie), or when its records hold
- * identical values (checked first, so that a range of duplicates of a long
- * string costs no rounds at all).  Ranges of values longer than
- * REFINE_MAX_VALUE_BYTES (KEY_LIBC_XFRM_MAX_BYTES under a libc collation,
- * whose keys transform no more of a string: keys_build.c), and those left
- * after MAX_REFINE_ROUNDS, go to the resolve stage's comparators (resolve.c),
- * as do ranges of equal full keys when the full key stops before the last
- * ORDER BY column.
+ * Large rounds run on the GPU when the sort did: each round's engine comes
+ * from an engine chain within the sort's (engine_chain.c), which moves the
+ * round to the CPU if the GPU fails and records why, as it does a batch.
+ * A range ends when its records' full keys are wholly equal (they tie), or
+ * when its records hold identical values (checked first, so that a range
+ * of duplicates of a long string costs no rounds at all).  Ranges of
+ * values longer than REFINE_MAX_VALUE_BYTES (KEY_LIBC_XFRM_MAX_BYTES under
+ * a libc collation, whose keys transform no more of a string:
+ * keys_build.c), and those left after MAX_REFINE_ROUNDS, go to the resolve
+ * stage's comparators (resolve.c), as do ranges of equal full keys when
+ * the full key stops before the last ORDER BY column.
  *
  * libc collations: keys hold strxfrm's output, and PostgreSQL does not
  * trust glibc's strxfrm to agree with strcoll.  So every adjacent pair of
@@ -177,59 +179,43 @@ build_round_keys(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 }
 
 /*
- * Sort the m members of one round with an engine: their keys are built
- * into its chunks, then sorted.  On the GPU engine failing, the round runs
- * again on the CPU engine.  Returns the engine (to read keys and perm
- * from), or NULL with *why.
+ * Sort the m members of one round on the chain, begun within the sort's
+ * (the one whose engine `sorted` sorted the prefixes): their keys are
+ * built into its chunks, then sorted.  The chain puts large rounds on the
+ * GPU where the sort ran there, and moves a round to the CPU, with its
+ * keys, if the GPU fails, as it does a batch.  True with the keys and
+ * *perm2 in chain->engine; false with *why.
  */
-static SortEngine *
-sort_round(RefineContext *rc, RoundBuild *rb, size_t m, uint32 **perm2, char **why)
+static bool
+sort_round(RefineContext *rc, const SortEngine *sorted, EngineChain *chain,
+		   RoundBuild *rb, size_t m, uint32 **perm2, char **why)
 {
-	bool		gpu = rc->use_gpu && m >= REFINE_GPU_MIN_RECORDS;
+	size_t		nchunks = (m + GPUSORT_CHUNK_RECORDS - 1) /
+		GPUSORT_CHUNK_RECORDS;
 
-	for (;;)
+	engine_chain_begin_within(chain, sorted, rc->use_gpu, rc->cxt,
+							  REFINE_KEY_WORDS, m, REFINE_GPU_MIN_RECORDS);
+	chain->engine->threads = rc->pool;
+	rb->chunks = palloc(sizeof(uint64 *) * Max(nchunks, 1));
+	for (size_t c = 0; c < nchunks; c++)
+		if ((rb->chunks[c] = engine_chain_chunk(chain, c, why)) == NULL)
+			return false;
+	keythreads_parallel_for(rc->pool, build_round_keys, rb, m, TASK_GRAIN);
+	if (keythreads_failure(rc->pool))
 	{
-		SortEngine *engine = NULL;
-		size_t		nchunks = (m + GPUSORT_CHUNK_RECORDS - 1) / GPUSORT_CHUNK_RECORDS;
-		bool		ok = true;
-
-		if (gpu)
-			engine = gpu_engine_begin(rc->cxt, REFINE_KEY_WORDS, m, why);
-		if (engine == NULL)
-		{
-			gpu = false;
-			engine = cpu_engine_begin(rc->cxt, REFINE_KEY_WORDS);
-		}
-		engine->threads = rc->pool;
-		rb->chunks = palloc(sizeof(uint64 *) * Max(nchunks, 1));
-		for (size_t c = 0; c < nchunks && ok; c++)
-			ok = (rb->chunks[c] = engine->methods->chunk(engine, c, why)) != NULL;
-		if (ok)
-		{
-			keythreads_parallel_for(rc->pool, build_round_keys, rb, m, TASK_GRAIN);
-			if (keythreads_failure(rc->pool))
-			{
-				*why = pstrdup(keythreads_failure(rc->pool));
-				engine->methods->end(engine);
-				return NULL;
-			}
-		}
-		for (size_t c = 0; c < nchunks && ok; c++)
-			ok = engine->methods->submit(engine, c,
-										 Min(GPUSORT_CHUNK_RECORDS, m - c * GPUSORT_CHUNK_RECORDS),
-										 why);
-		if (ok)
-			ok = engine->methods->sort(engine, m, perm2, why);
-		if (ok)
-		{
-			rc->rounds_on_gpu |= gpu;
-			return engine;
-		}
-		engine->methods->end(engine);
-		if (!gpu)
-			return NULL;
-		gpu = false;			/* again, on the CPU */
+		*why = pstrdup(keythreads_failure(rc->pool));
+		return false;
 	}
+	for (size_t c = 0; c < nchunks; c++)
+		if (!engine_chain_submit(chain, c,
+								 Min(GPUSORT_CHUNK_RECORDS,
+									 m - c * GPUSORT_CHUNK_RECORDS),
+								 why))
+			return false;
+	if (!engine_chain_sort(chain, m, perm2, why))
+		return false;
+	rc->rounds_on_gpu |= chain->on_gpu;
+	return true;
 }
 
 /*
@@ -245,6 +231,7 @@ gpusort_refine(RefineContext *rc, const SortEngine *sorted, uint32 *perm, size_t
 	MemoryContext oldcxt = MemoryContextSwitchTo(rc->cxt);
 	TieRangeList settled = {NULL, 0, 0};
 	TieRangeList pending = {NULL, 0, 0};
+	EngineChain chain;
 	size_t		skip = rc->layout->key_bytes;
 	size_t		start = 0;
 	size_t		len;
@@ -259,15 +246,15 @@ gpusort_refine(RefineContext *rc, const SortEngine *sorted, uint32 *perm, size_t
 	if (ties != NULL)
 		pfree((void *) ties);
 
+	memset(&chain, 0, sizeof(chain));
 	while (pending.n > 0)
 	{
 		TieRangeList next = {NULL, 0, 0};
 		RoundBuild	rb;
-		SortEngine *engine;
 		uint32	   *positions;
 		uint32	   *records;
 		uint32	   *ordinals;
-		uint32	   *sorted;
+		uint32	   *reordered;
 		uint32	   *perm2;
 		size_t		m = 0;
 		size_t		j;
@@ -286,7 +273,7 @@ gpusort_refine(RefineContext *rc, const SortEngine *sorted, uint32 *perm, size_t
 		positions = palloc_extended(sizeof(uint32) * m, MCXT_ALLOC_HUGE);
 		records = palloc_extended(sizeof(uint32) * m, MCXT_ALLOC_HUGE);
 		ordinals = palloc_extended(sizeof(uint32) * m, MCXT_ALLOC_HUGE);
-		sorted = palloc_extended(sizeof(uint32) * m, MCXT_ALLOC_HUGE);
+		reordered = palloc_extended(sizeof(uint32) * m, MCXT_ALLOC_HUGE);
 		rb.ended = palloc_extended(sizeof(bool) * m, MCXT_ALLOC_HUGE);
 		j = 0;
 		for (size_t r = 0; r < pending.n; r++)
@@ -301,9 +288,9 @@ gpusort_refine(RefineContext *rc, const SortEngine *sorted, uint32 *perm, size_t
 		rb.ordinals = ordinals;
 		rb.skip = skip;
 
-		engine = sort_round(rc, &rb, m, &perm2, why);
-		if (engine == NULL)
+		if (!sort_round(rc, sorted, &chain, &rb, m, &perm2, why))
 		{
+			engine_chain_end(&chain);
 			MemoryContextSwitchTo(oldcxt);
 			return false;
 		}
@@ -312,13 +299,13 @@ gpusort_refine(RefineContext *rc, const SortEngine *sorted, uint32 *perm, size_t
 
 		/* members in their new order, into their ranges' places */
 		for (j = 0; j < m; j++)
-			sorted[j] = records[perm2[j]];
+			reordered[j] = records[perm2[j]];
 		for (j = 0; j < m; j++)
-			perm[positions[j]] = sorted[j];
+			perm[positions[j]] = reordered[j];
 
 		/* the ranges that are still equal */
 		j = 0;
-		ties = resolve_equal_neighbours(rc->pool, engine, perm2, m);
+		ties = resolve_equal_neighbours(rc->pool, chain.engine, perm2, m);
 		while ((len = resolve_next_tie_range(ties, m, &j)) > 0)
 		{
 			if (rb.ended[perm2[j]])
@@ -329,11 +316,11 @@ gpusort_refine(RefineContext *rc, const SortEngine *sorted, uint32 *perm, size_t
 		}
 		if (ties != NULL)
 			pfree((void *) ties);
-		engine->methods->end(engine);
+		engine_chain_end(&chain);
 		pfree(positions);
 		pfree(records);
 		pfree(ordinals);
-		pfree(sorted);
+		pfree(reordered);
 		pfree(rb.ended);
 		pfree(rb.chunks);
 		if (pending.ranges)

@@ -22,7 +22,8 @@ typedef struct RefineContext
 	const KeyInputs *inputs;
 	KeyThreadPool *pool;
 	MemoryContext cxt;			/* engines and workspace of the rounds */
-	bool		use_gpu;		/* large rounds on the GPU engine */
+	bool		use_gpu;		/* the sort ran on the GPU: large rounds may
+								 * too (engine_chain_begin_within) */
 	ResolveContext *res;		/* PostgreSQL's comparators */
 
 	/* results, for EXPLAIN ANALYZE */

@@ -681,7 +681,7 @@ open_sort(int i)
 			fail_request(i, FALLBACK_GPU_ERROR, "the GPU could not be selected");
 			return;
 		}
-		gscuda_set_fault((GsCudaFault) req->fault);
+		gscuda_set_fault(req->fault);
 		part->sort = gscuda_sort_begin(req->key_words, GPUSORT_CHUNK_RECORDS,
 									   part_records(req, as->nparts),
 									   (GsCudaAlgorithm) req->algorithm, part_limit(i, p),
