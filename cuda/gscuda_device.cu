@@ -47,7 +47,7 @@ static char cuda_lost_error[256];
  * by the driver; a device older than 8.0, or a build for other
  * architectures, fails here rather than at the first sort.
  */
-__global__ void
+static __global__ void
 probe_kernel(void)
 {
 }
