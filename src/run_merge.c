@@ -492,7 +492,8 @@ pass_group_size(int npending, int excess, int order)
  * Merge runs in passes until the runs in files and the batch held in memory
  * (last, if it holds records) fit one merge in merge_memory bytes of read
  * buffers; then start the final merge, on the fly or, for random access,
- * onto a tape of its own.
+ * onto a tape of its own.  The merge is returned; runs_merge_end ends it,
+ * before runs_end ends the runs it reads.
  *
  * A pass merges its runs in groups as small as will do, and only as many
  * groups as it must.  Until a merge's inputs run out, most of what they
