@@ -3,12 +3,12 @@
  * run_file.c
  *	  A sorted run's temporary file: written by the backend, or by a thread
  *	  while the backend goes on loading the next run, and read back by the
- *	  merge.
+ *	  run reader (run_read.c) or the final merge's threads.
  *
  * Each run is one of PostgreSQL's own temporary files (fd.c's
  * OpenTemporaryFile, the layer under BufFile and logtape.c), so that
  * temp_tablespaces, temp_file_limit, log_temp_files and the removal of the
- * file at the end of the transaction (or when the merge has read it) behave
+ * file at the end of the transaction (or when it has been read) behave
  * as they do for Sort.  A run is written once, front to back, and read
  * once, front to back, in large pieces: it needs neither BufFile's 8 kB
  * buffer nor logtape.c's recycling of blocks between tapes.

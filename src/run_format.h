@@ -2,8 +2,9 @@
  *
  * run_format.h
  *	  The record format of a sorted run: its one encoder and its one
- *	  decoder, shared by the run writer (run_write.c) and the merge
- *	  (run_merge.c).
+ *	  decoder, shared by the run writer (run_write.c), the run reader
+ *	  (run_read.c) and the final merge in the key threads
+ *	  (run_merge_window.c), which parses the records in its chunks itself.
  *
  * Each record of a run is
  *
@@ -15,11 +16,12 @@
  * without keys (key_words 0) holds the length and the tuple only.
  *
  * The key is the one the engine sorted (batch_sort.c keeps it beside each
- * sorted tuple), so that the merge compares keys first and calls
- * PostgreSQL's comparators only where two inexact keys are equal.  Only
- * generic keys are written (runs_rebuild_keys, in run_internal.h): a fixed
- * key is built again from the tuple as the merge reads it, and a key that
- * cannot decide a merge (a libc collation's) is left out.
+ * sorted tuple), or in a merge pass's run the one its merge read, so that
+ * the merge compares keys first and calls PostgreSQL's comparators only
+ * where two inexact keys are equal.  Only generic keys are written
+ * (runs_rebuild_keys, in run.c): a fixed key is built again from the tuple
+ * as the run is read, and a key that cannot decide a merge (a libc
+ * collation's) is left out.
  *
  * The functions are inline: the writer's key threads encode records here,
  * calling nothing of PostgreSQL, at every record of a run.

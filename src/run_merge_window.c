@@ -34,6 +34,14 @@
  *	   copied.
  *	4. The backend returns the window's tuples in order.
  *
+ * This merge sits in the merge layer beside run_merge.c, which starts it
+ * (run_merge_internal.h), over the runs' storage (run.h): it reads the
+ * runs' files itself (run_file.c), in its threads and a window at a time,
+ * rather than a record at a time through the run reader (run_read.c), and
+ * decodes their records with run_format.h.  A file read to its end goes at
+ * once (runs_close_run_file); the files of runs not read to their end are
+ * the storage's to close (runs_end).
+ *
  * The windows are a pipeline of two: while the backend returns one
  * window's tuples from one output, the threads fill the inputs and merge
  * the next window into the other output.  The backend looks every
@@ -65,9 +73,10 @@
 #include "batch.h"
 #include "cpu_radix.h"
 #include "keythreads.h"
+#include "run.h"
 #include "run_file.h"
 #include "run_format.h"
-#include "run_internal.h"
+#include "run_merge_internal.h"
 
 /* a chunk of each input's run: at least, at most */
 #define WINDOW_CHUNK_MIN	((Size) 4 * BLCKSZ)
@@ -666,7 +675,8 @@ window_fill_finish(SortRuns *runs, WindowMerge *wm)
 			const uint64 *unused;
 			MinimalTuple tuple = run_record_get(record, len, 0, buf, &unused);
 
-			if (!key_encode_tuple(&runs->sh->layout, tuple, runs->tb.slot,
+			if (!key_encode_tuple(&runs_shared(runs)->layout, tuple,
+								  runs_resolve(runs)->slot,
 								  in->keys + i * wm->key_words))
 				elog(ERROR, "gpusort: a run's tuple does not fit the sort's key layout");
 			pfree(buf);
@@ -825,14 +835,17 @@ window_forget(void *arg)
  * A merge of the final merge's inputs in windows, or NULL where it does
  * not apply: the keys of some input do not decide the order, there are no
  * key threads, or the merge memory is too small for chunks worth a window.
- * pending are the runs in files, last the batch held in memory.
+ * Its inputs are the runs in files (runs_pending) and last, the batch held
+ * in memory.
  */
 WindowMerge *
 window_merge_start(SortRuns *runs, SortBatch *last, Size merge_memory)
 {
-	const KeyLayout *layout = &runs->sh->layout;
+	SortBatchShared *sh = runs_shared(runs);
+	const KeyLayout *layout = &sh->layout;
 	int			nmem = (last != NULL && last->ntuples > 0) ? 1 : 0;
-	int			nfile = runs->npending;
+	int			nfile;
+	SortedRun  *pending = runs_pending(runs, &nfile);
 	int			n = nfile + nmem;
 	int			key_words = layout->key_words;
 	Size		chunk;
@@ -852,13 +865,13 @@ window_merge_start(SortRuns *runs, SortBatch *last, Size merge_memory)
 	 */
 	for (int i = 0; i < nfile; i++)
 	{
-		SortedRun  *run = &runs->pending[i];
+		SortedRun  *run = &pending[i];
 
 		if (run->key_words == 0 || !run->keys_order || !run->exact)
 			return NULL;
 		if (!runs_rebuild_keys(runs) &&
 			(run->key_words != key_words ||
-			 run->layout_version != runs->sh->layout_version))
+			 run->layout_version != sh->layout_version))
 			return NULL;
 	}
 	if (nmem && (last->sorted_keys == NULL || !last->keys_order ||
@@ -907,7 +920,7 @@ window_merge_start(SortRuns *runs, SortBatch *last, Size merge_memory)
 	{
 		WindowInput *in = &wm->inputs[i];
 
-		in->run = &runs->pending[i];
+		in->run = &pending[i];
 		in->file_key_bytes = run_file_key_words(runs, in->run) * sizeof(uint64);
 		in->chunk_size = chunk;
 		in->chunk = MemoryContextAllocHuge(cxt, chunk);
@@ -927,8 +940,6 @@ window_merge_start(SortRuns *runs, SortBatch *last, Size merge_memory)
 		in->mem_window = Max(chunk / WINDOW_MEMORY_RECORD_BYTES, WINDOW_RANGE_MIN_RECORDS);
 		/* nrec and complete: set by the first window's fill (input_drop_taken) */
 	}
-	runs->npending = 0;
-	runs->merge_threads = wm->maxranges;
 	return wm;
 }
 
@@ -957,22 +968,20 @@ window_merge_next(SortRuns *runs, WindowMerge *wm)
 	return wm->returning->tuples[wm->next++];
 }
 
+/* Threads that merge the windows, the backend's among them. */
+int
+window_merge_threads(WindowMerge *wm)
+{
+	return wm->maxranges;
+}
+
 /*
- * End the runs' window merge, if any: close the files of the runs not read
- * to their end, and free the merge.
+ * End the window merge: its memory goes, and with it the threads' tasks
+ * and descriptors (window_forget).  The runs' files are the storage's:
+ * those not read to their end go at runs_end.
  */
 void
-window_merge_close(SortRuns *runs)
+window_merge_close(WindowMerge *wm)
 {
-	WindowMerge *wm = runs->window;
-
-	if (wm == NULL)
-		return;
-	for (int j = 0; j < wm->ninputs; j++)
-	{
-		if (wm->inputs[j].run)
-			runs_close_run(runs, wm->inputs[j].run);
-	}
 	MemoryContextDelete(wm->cxt);
-	runs->window = NULL;
 }

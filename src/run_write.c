@@ -2,21 +2,26 @@
  *
  * run_write.c
  *	  The run writer: a sorted batch written as a run to a temporary file,
- *	  by the backend or behind it, while the backend loads the next batch.
+ *	  by the backend or behind it, while the backend loads the next batch;
+ *	  and a run written record by record, a merge pass's output.
  *
  * When a sort's input outgrows the memory it may hold, each full batch is
  * sorted (batch_sort.c) and written here as a *run*: its tuples in sorted
- * order, each with the key the engine sorted, in the record format of
- * run_format.h, in a temporary file of PostgreSQL's own (run_file.c), so
- * that temp_tablespaces, temp_file_limit, log_temp_files and the removal
- * of temporary files at the end of a transaction behave as they do for
- * Sort.  The merge (run_merge.c) reads the runs back.
+ * order, in the record format of run_format.h, in a temporary file of
+ * PostgreSQL's own (run_file.c), so that temp_tablespaces,
+ * temp_file_limit, log_temp_files and the removal of temporary files at
+ * the end of a transaction behave as they do for Sort.  A record carries
+ * the key the engine sorted only where the layout is generic: a fixed key
+ * is built again from the tuple as the run is read (runs_rebuild_keys, in
+ * run.c), and a key that cannot decide a merge is not written at all.  The
+ * run reader (run_read.c) and the final merge in the key threads
+ * (run_merge_window.c) read the runs back.
  *
- * A run is written in one of three ways, by its size and by whether the
- * batch has key threads:
+ * A batch's run is written in one of three ways, by its size and by
+ * whether the batch has key threads:
  *
  * - a small run, by the backend, record after record through a buffer
- *	 (run_output_record, which a merge pass uses for its output too);
+ *	 (run_output_record);
  * - a large run, by the backend with the batch's key threads serializing
  *	 its records in slices while the backend writes the previous slice
  *	 (write_batch_in_threads);
@@ -25,7 +30,9 @@
  *	 behind, runs_finish_write); sort.c keeps the batch until then.
  *
  * The last batch is not written: it stays in memory and is one input of
- * the final merge.
+ * the final merge.  A merge pass (run_merge.c) writes its output record by
+ * record through the same buffer (runs_begin_run, runs_append_record,
+ * runs_end_run), in segments of files.
  *
  *-------------------------------------------------------------------------
  */
@@ -39,8 +46,15 @@
 #include "run_format.h"
 #include "run_internal.h"
 
+/*
+ * A run written record by record is cut into about RUN_SEGMENTS files of
+ * at least RUN_SEGMENT_MIN bytes each: see runs_begin_run.
+ */
+#define RUN_SEGMENTS		32
+#define RUN_SEGMENT_MIN		((off_t) 32 * BLCKSZ)
+
 /* Write the buffer's records to the run's file. */
-void
+static void
 run_output_flush(RunOutput *out)
 {
 	if (out->used > 0)
@@ -49,7 +63,7 @@ run_output_flush(RunOutput *out)
 }
 
 /* Append one record to the run through the buffer. */
-void
+static void
 run_output_record(RunOutput *out, int key_words, const uint64 *key,
 				  MinimalTuple tuple)
 {
@@ -515,3 +529,99 @@ runs_finish_write(SortRuns *runs)
 	}
 }
 
+
+/* Start the next file of the run written record by record. */
+static void
+output_next_file(SortRuns *runs)
+{
+	SortedRun  *out = &runs->output_run;
+
+	if (out->nfiles == runs->output_maxfiles)
+	{
+		runs->output_maxfiles *= 2;
+		out->files = repalloc(out->files,
+							  sizeof(RunFile) * runs->output_maxfiles);
+	}
+	run_file_create(&out->files[out->nfiles]);
+	out->nfiles++;
+}
+
+/*
+ * Begin a run written record by record, of expected_bytes or so, with the
+ * keys of like (its key_words, layout_version, keys_order and exact): a
+ * merge pass's output.  Until runs_end_run it is the set's output_run, so
+ * that its disk is counted and runs_end closes its files after an error.
+ *
+ * The run is written in files of a RUN_SEGMENTS-th of it or so, each begun
+ * at a record.  The next merge, which reads it, then gives back its disk a
+ * file at a time, as its merge grows: a merge's inputs and output together
+ * take little more than the inputs did.  In one file, the next pass would
+ * hold each input whole until its end, and the disk at its peak would be
+ * all the rows plus the largest merge's output: a sixth of the rows more,
+ * or more, in the last pass before the final merge.  logtape.c reaches the
+ * same end by recycling the blocks it has read.
+ */
+void
+runs_begin_run(SortRuns *runs, const SortedRun *like, off_t expected_bytes)
+{
+	SortedRun  *out = &runs->output_run;
+
+	Assert(out->nfiles == 0);
+	runs->output.buf = MemoryContextAlloc(runs->cxt, RUN_WRITE_BUFFER);
+	runs->output.used = 0;
+	runs->output_file_bytes = Max(RUN_SEGMENT_MIN,
+								  expected_bytes / RUN_SEGMENTS);
+	runs->output_maxfiles = RUN_SEGMENTS + 1;
+	out->files = MemoryContextAlloc(runs->cxt,
+									sizeof(RunFile) * runs->output_maxfiles);
+	out->nfiles = 0;
+	output_next_file(runs);
+	runs->output.file = &out->files[0];
+	out->ntuples = 0;
+	out->key_words = like->key_words;
+	out->layout_version = like->layout_version;
+	out->keys_order = like->keys_order;
+	out->exact = like->exact;
+	runs->output_key_words = run_file_key_words(runs, out);
+}
+
+/*
+ * Append a record, tuple and its key (of the run's key_words), to the run
+ * written record by record; a file of it that is full goes into the disk
+ * counted first.
+ */
+void
+runs_append_record(SortRuns *runs, const uint64 *key, MinimalTuple tuple)
+{
+	RunOutput  *output = &runs->output;
+	SortedRun  *out = &runs->output_run;
+
+	if (output->file->size + (off_t) output->used >= runs->output_file_bytes)
+	{
+		run_output_flush(output);
+		runs->disk_bytes += output->file->size;
+		output_next_file(runs);
+		output->file = &out->files[out->nfiles - 1];
+		runs_note_disk_use(runs);
+	}
+	run_output_record(output, runs->output_key_words, key, tuple);
+	out->ntuples++;
+}
+
+/* End the run written record by record; it is returned, for the caller. */
+SortedRun
+runs_end_run(SortRuns *runs)
+{
+	SortedRun	out;
+
+	run_output_flush(&runs->output);
+	runs->disk_bytes += runs->output.file->size;
+	out = runs->output_run;
+	runs->output_run.files = NULL;
+	runs->output_run.nfiles = 0;
+	pfree(runs->output.buf);
+	runs->output.buf = NULL;
+	runs->output.file = NULL;
+	runs_note_disk_use(runs);
+	return out;
+}

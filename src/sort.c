@@ -57,6 +57,7 @@
 #include "batch.h"
 #include "sort_budget.h"
 #include "run.h"
+#include "run_merge.h"
 #include "settings.h"
 
 /* how many tuples ahead of the read position emitting prefetches */
@@ -111,6 +112,7 @@ struct Gpusortstate
 	double		full_batch_records; /* records a full batch holds, as the
 									 * last spilled batch measured it */
 	SortRuns   *runs;			/* NULL until a run is written */
+	RunsMerge  *merge;			/* the runs' merge, once started */
 	SortBatch	writing;		/* a batch whose run is written behind */
 	bool		writing_active;
 	Size		writing_held;	/* what it holds of the budget */
@@ -218,6 +220,9 @@ sort_release(Gpusortstate *state)
 	if (state->writing_active)
 		batch_destroy(&state->writing);
 	state->writing_active = false;
+	/* the merge above the runs first: it reads them */
+	if (state->merge)
+		runs_merge_end(state->merge);
 	if (state->runs)
 		runs_end(state->runs);
 	batch_destroy(&state->batch);
@@ -746,7 +751,8 @@ gpusort_sort_performsort(Gpusortstate *state)
 			budget_hold(&state->budget, held + merge_memory);
 		}
 		INSTR_TIME_SET_CURRENT(start);
-		runs_start_merge(state->runs, batch, merge_memory, state->random_access);
+		state->merge = runs_merge_start(state->runs, batch, merge_memory,
+										state->random_access);
 		stats->merge_ms += gpusort_elapsed_ms(start);
 		if (state->random_access)
 		{
@@ -757,8 +763,8 @@ gpusort_sort_performsort(Gpusortstate *state)
 		}
 		stats->runs_written = runs_written(state->runs);
 		stats->runs_behind = runs_written_behind(state->runs);
-		stats->merge_passes = runs_merge_passes(state->runs);
-		stats->merge_threads = runs_merge_threads(state->runs);
+		stats->merge_passes = runs_merge_passes(state->merge);
+		stats->merge_threads = runs_merge_threads(state->merge);
 		stats->disk_kb = runs_disk_kb(state->runs);
 		state->status = SORT_MERGED;
 	}
@@ -800,7 +806,7 @@ next_tuple(Gpusortstate *state, bool forward, TupleTableSlot *slot)
 	MinimalTuple tuple = NULL;
 
 	if (state->status == SORT_MERGED)
-		tuple = runs_next(state->runs, forward);
+		tuple = runs_merge_next(state->merge, forward);
 	else
 	{
 		int64		n = (int64) batch->ntuples;
@@ -852,7 +858,7 @@ void
 gpusort_sort_markpos(Gpusortstate *state)
 {
 	if (state->status == SORT_MERGED)
-		runs_markpos(state->runs);
+		runs_merge_markpos(state->merge);
 	else
 		state->markpos = state->pos;
 }
@@ -861,7 +867,7 @@ void
 gpusort_sort_restorepos(Gpusortstate *state)
 {
 	if (state->status == SORT_MERGED)
-		runs_restorepos(state->runs);
+		runs_merge_restorepos(state->merge);
 	else
 		state->pos = state->markpos;
 }
@@ -874,7 +880,7 @@ gpusort_sort_rescan(Gpusortstate *state)
 	{
 		if (!state->random_access)
 			return false;
-		runs_rewind(state->runs);
+		runs_merge_rewind(state->merge);
 		return true;
 	}
 	state->pos = -1;
