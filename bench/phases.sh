@@ -44,5 +44,5 @@ for q in 'pad COLLATE "C"' 'pad COLLATE "en_US"' 'pad COLLATE "und-x-icu"' 'num'
     run "$q" "SET gpusort.key_overlap = $overlap;"
   done
 done
-echo "== ORDER BY pad COLLATE \"und-x-icu\", gpusort.key_overlap = off, gpusort.key_threads = 15"
-run 'pad COLLATE "und-x-icu"' 'SET gpusort.key_overlap = off; SET gpusort.key_threads = 15;'
+echo "== ORDER BY pad COLLATE \"und-x-icu\", gpusort.key_overlap = off, gpusort.threads = 15"
+run 'pad COLLATE "und-x-icu"' 'SET gpusort.key_overlap = off; SET gpusort.threads = 15;'

@@ -143,7 +143,7 @@ def server_facts():
     facts = {"version": psql("SELECT version()").strip()}
     for guc in ("work_mem", "shared_buffers", "jit", "max_parallel_workers_per_gather",
                 "gpusort.max_memory", "gpusort.engine", "gpusort.min_rows",
-                "gpusort.gpu_min_rows", "gpusort.key_threads", "temp_tablespaces"):
+                "gpusort.gpu_min_rows", "gpusort.threads", "temp_tablespaces"):
         facts[guc] = psql("SELECT current_setting('%s', true)" % guc).strip()
     # the GPU service opens its GPUs after the server has started: on a host
     # with a GPU, wait a while for it, so that the facts say what the sorts met

@@ -41,7 +41,7 @@ ANALYZE gs_fb;
 SET gpusort.max_memory = '1MB';
 SHOW gpusort.max_memory;
 -- runs written by the backend, so that each batch takes the whole budget
--- and the runs shown below do not depend on how fast a key thread wrote
+-- and the runs shown below do not depend on how fast a pool thread wrote
 -- the one before (gpusort.write_behind is on again further down)
 SET gpusort.write_behind = off;
 
@@ -126,7 +126,7 @@ SELECT :files_at_first_row > 0 AS runs_on_disk, :files_later < :files_at_first_r
 FETCH 1 FROM gs_part;
 COMMIT;
 
--- the final merge in the key threads (two, whatever the machine): where
+-- the final merge in the pool threads (two, whatever the machine): where
 -- the keys alone decide the order, each window of records that no record
 -- still unread can precede is cut into ranges that the threads merge, and
 -- EXPLAIN shows Merge Threads.  Same rows as Sort with ties across runs,
@@ -134,7 +134,7 @@ COMMIT;
 -- and through a SCROLL cursor, which reads the merged result from a tape
 -- of its own.
 SET gpusort.max_memory = '8MB';
-SET gpusort.key_threads = 2;
+SET gpusort.threads = 2;
 SELECT * FROM analyze_lines('SELECT k, f, id FROM gs_fb ORDER BY k, f DESC', 'Runs Written:|Merge');
 SELECT gs_check('SELECT k, f, id FROM gs_fb ORDER BY k, f DESC', 2);
 SELECT gs_check('SELECT k, id FROM gs_fb ORDER BY k');
@@ -159,7 +159,7 @@ SET gpusort.max_memory = '8MB';
 SELECT cursor_log('SELECT k, id FROM gs_fb ORDER BY k, id',
                   ARRAY['FETCH 3', 'FETCH BACKWARD 2', 'FETCH LAST', 'FETCH BACKWARD 3', 'FETCH ABSOLUTE 150000',
                          'MOVE RELATIVE -10', 'FETCH 2', 'FETCH ABSOLUTE 1', 'FETCH PRIOR', 'FETCH NEXT']) AS window_merged;
-RESET gpusort.key_threads;
+RESET gpusort.threads;
 SET gpusort.max_memory = '1MB';
 -- what each GpuSort of a query did, from EXPLAIN (ANALYZE, FORMAT JSON)
 CREATE FUNCTION gs.spill_stats(q text)
@@ -271,7 +271,7 @@ RESET enable_nestloop;
 SET gpusort.max_memory = '1MB';
 
 -- comparators order a batch whose keys the CPU engine could not hold
--- (cpu_alloc: its third key chunk fails while the key threads encode);
+-- (cpu_alloc: its third key chunk fails while the pool threads encode);
 -- its run has no keys, and merges with keyed ones
 SET gpusort.max_memory = '48MB';
 CREATE TABLE gs_spill_big AS SELECT g AS id, hashint4(g) % 100000 AS k FROM generate_series(1, 700000) g;
@@ -282,10 +282,10 @@ SELECT runs > 0 AS spilled,
        (engine ~ '^GPU' OR fallback ~ 'out of memory for the keys') AS comparators_took_over
   FROM spill_stats('SELECT k, id FROM gs_spill_big ORDER BY k');
 RESET gpusort.inject_fault;
--- runs of more than 128K records are written by the key threads (two,
+-- runs of more than 128K records are written by the pool threads (two,
 -- whatever the machine), slice by slice: fixed and generic keys
 SET gpusort.max_memory = '24MB';
-SET gpusort.key_threads = 2;
+SET gpusort.threads = 2;
 SELECT gs_check('SELECT k, id FROM gs_spill_big ORDER BY k DESC, id', 2);
 SELECT gs_check('SELECT md5(id::text) COLLATE "C" AS s, id FROM gs_spill_big ORDER BY 1');
 SELECT runs > 1 AS spilled FROM spill_stats('SELECT md5(id::text) COLLATE "C" AS s, id FROM gs_spill_big ORDER BY 1');
@@ -309,7 +309,7 @@ SET temp_file_limit = '2MB';
 SELECT temp_limit_error('SELECT k, id FROM gs_spill_big ORDER BY k');
 RESET temp_file_limit;
 SELECT count(*) AS temp_files_left FROM pg_ls_tmpdir();
-RESET gpusort.key_threads;
+RESET gpusort.threads;
 DROP TABLE gs_spill_big, gs_late_null;
 SET gpusort.max_memory = '1MB';
 

@@ -300,7 +300,7 @@ SELECT gs_check('SELECT k, id FROM gs_rel WHERE id % 3 <> 0 ORDER BY k');  -- ri
 --
 SELECT name, context FROM pg_settings
  WHERE name IN ('gpusort.max_memory', 'gpusort.gpu_memory', 'gpusort.gpu_devices',
-                'gpusort.pinned_cache', 'gpusort.host_cache', 'gpusort.key_threads',
+                'gpusort.pinned_cache', 'gpusort.host_cache', 'gpusort.threads',
                 'gpusort.service_gpu_memory_percent', 'gpusort.service_staging',
                 'gpusort.service_max_wait',
                 'gpusort.inject_fault')
@@ -316,7 +316,7 @@ SET gpusort.gpu_memory = '100GB';
 SET gpusort.service_gpu_memory_percent = 90;
 SET gpusort.pinned_cache = '100GB';
 SET gpusort.host_cache = '100GB';
-SET gpusort.key_threads = 64;
+SET gpusort.threads = 64;
 SET gpusort.service_max_wait = '24d';  -- one role's wait would hold no GPU admission, but may not be raised
 SET gpusort.inject_fault = 'delay:sort:60000';
 SET gpusort.inject_fault = '';

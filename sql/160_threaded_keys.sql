@@ -1,10 +1,10 @@
 --
--- 160_threaded_keys: keys that the key threads encode from the tuples
+-- 160_threaded_keys: keys that the pool threads encode from the tuples
 -- themselves, without the backend.
 --
 -- * Fixed layouts of inputs larger than two chunks (262144 records): the
 --   records after the first two chunks are encoded once the input has
---   ended, in the key threads; a NULL that shows up there in a column whose
+--   ended, in the pool threads; a NULL that shows up there in a column whose
 --   key had no NULL byte places the layout again, and tuples stored before
 --   a key column was added (their value is the default in the catalog) are
 --   encoded by the backend.
@@ -16,11 +16,11 @@
 --   to sort (error:threads).
 --
 -- Every result is compared with PostgreSQL's own Sort (gs_check), with the
--- key threads and without them; "Key Threads" in EXPLAIN ANALYZE VERBOSE
+-- pool threads and without them; "Threads" in EXPLAIN ANALYZE VERBOSE
 -- shows that the threads ran.
 --
 SET search_path = gs, public;
-SET gpusort.key_threads = 2;
+SET gpusort.threads = 2;
 
 CREATE TABLE gs_thr AS
 SELECT g AS id,
@@ -47,14 +47,14 @@ ANALYZE gs_thr;
 SELECT count(*) AS compressed_or_toasted
   FROM gs_thr WHERE pg_column_size(t) < octet_length(t) OR pg_column_size(s) < octet_length(s);
 
--- what EXPLAIN ANALYZE VERBOSE says of the key threads and the layout
+-- what EXPLAIN ANALYZE VERBOSE says of the pool threads and the layout
 CREATE FUNCTION pg_temp.threads_of(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
   line text;
   result text := '';
 BEGIN
   FOR line IN EXECUTE 'EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-    IF line ~ 'Key Threads|Key Kind' THEN
+    IF line ~ 'Threads|Key Kind' THEN
       result := result || btrim(line) || '; ';
     END IF;
   END LOOP;
@@ -79,16 +79,16 @@ SELECT q, gs_check(q, k) AS result, pg_temp.threads_of(q) AS threads FROM (VALUE
   ('SELECT a, t COLLATE "C" AS t, id FROM gs_thr ORDER BY 1, 2 DESC', 2)
 ) v(q, k);
 
--- the same without key threads: the backend encodes and deforms
-SET gpusort.key_threads = 0;
+-- the same without pool threads: the backend encodes and deforms
+SET gpusort.threads = 0;
 SELECT q, gs_check(q, k) AS result FROM (VALUES
   ('SELECT f, k, id FROM gs_thr ORDER BY f, k', 2),
   ('SELECT a, id FROM gs_thr ORDER BY a, id', 2),
   ('SELECT t COLLATE "C" AS t, id FROM gs_thr ORDER BY 1, 2', 2)
 ) v(q, k);
-RESET gpusort.key_threads;
+RESET gpusort.threads;
 
--- an ERROR while the key threads still work (error:threads, where the
+-- an ERROR while the pool threads still work (error:threads, where the
 -- backend would wait for them): their tasks touch only the sort's memory,
 -- never the backend's unwound stack, and are told to stop as the sort's
 -- memory goes; the same session then sorts correctly.  Fixed keys encoded

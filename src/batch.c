@@ -3,7 +3,7 @@
  * batch.c
  *	  The batch of gpusort's sort module (batch.h): its lifecycle (init,
  *	  reset, move, destroy), the measure of its memory against its limit,
- *	  its key threads, and giving its keys up.
+ *	  its pool threads, and giving its keys up.
  *
  * Every stage of the batch's pipeline (batch_load.c, batch_encode.c, the
  * engine chain, batch_sort.c) works on the SortBatch that this file makes
@@ -62,7 +62,7 @@ batch_reset(SortBatch *batch)
 	bool		gpu_failed = batch->chain.gpu_failed;
 
 	engine_chain_end(&batch->chain);
-	MemoryContextReset(cxt);	/* stops the key threads first */
+	MemoryContextReset(cxt);	/* stops the pool threads first */
 	memset(batch, 0, sizeof(SortBatch));
 	batch->sh = sh;
 	batch->cxt = cxt;
@@ -157,32 +157,32 @@ batch_alloc(SortBatch *batch, Size size)
 }
 
 /*
- * How many key threads the batch is to have, decided once (keythreads_wanted
+ * How many pool threads the batch is to have, decided once (threadpool_wanted
  * follows the sorts running on the server), so that the batch's choice of
  * encoding keys as it loads or in the threads at the end stays one choice.
  */
 int
-batch_key_threads(SortBatch *batch)
+batch_threads(SortBatch *batch)
 {
-	if (!batch->key_threads_decided)
+	if (!batch->threads_decided)
 	{
-		batch->key_threads = keythreads_wanted();
-		batch->key_threads_decided = true;
+		batch->threads = threadpool_wanted();
+		batch->threads_decided = true;
 	}
-	return batch->key_threads;
+	return batch->threads;
 }
 
-/* The key threads, started the first time a batch wants them. */
+/* The pool threads, started the first time a batch wants them. */
 void
-batch_start_key_threads(SortBatch *batch)
+batch_start_threads(SortBatch *batch)
 {
 	if (batch->pool)
 		return;
-	batch->threadcxt = AllocSetContextCreate(batch->cxt, "GpuSort key threads",
+	batch->threadcxt = AllocSetContextCreate(batch->cxt, "GpuSort pool threads",
 										  ALLOCSET_SMALL_SIZES);
-	batch->pool = keythreads_start(&batch->sh->layout, batch_key_threads(batch),
+	batch->pool = threadpool_start(&batch->sh->layout, batch_threads(batch),
 								   batch->threadcxt);
-	batch->sh->stats->key_threads = keythreads_count(batch->pool);
+	batch->sh->stats->threads = threadpool_count(batch->pool);
 }
 
 /*
@@ -195,7 +195,7 @@ batch_give_up_keys(SortBatch *batch, const char *why)
 	engine_add_fallback_reason(batch->chain.fallback, batch->chain.fallback_cxt,
 							   why);
 	if (batch->pool)
-		keythreads_wait_all(batch->pool);
+		threadpool_wait_all(batch->pool);
 	engine_chain_end(&batch->chain);
 	batch->comparator_sort = true;
 }

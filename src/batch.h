@@ -12,14 +12,14 @@
  * one way, a file a stage, and no stage calls one before it:
  *
  *	batch.c			the batch itself: init, reset, move, destroy, its
- *					memory measured against its limit, its key threads,
+ *					memory measured against its limit, its pool threads,
  *					and giving its keys up
  *	batch_load.c	load: each tuple copied once into an arena of large
  *					blocks (a parallel load's blocks of tuples by the key
  *					threads)
  *	batch_encode.c	encode: normalized keys (keys.h) written into the
  *					engine's chunks, every ENCODE_BATCH tuples while they are
- *					in the CPU's cache, or by the key threads at the end
+ *					in the CPU's cache, or by the pool threads at the end
  *	engine_chain.c	engine: the choice of engine, and the GPU engine's keys
  *					handed to the CPU engine when it fails (engine.h)
  *	batch_sort.c	the engine's sort, then resolve: the order of equal
@@ -45,7 +45,7 @@
 #include "engine.h"
 #include "sort_stats.h"
 #include "keys.h"
-#include "keythreads.h"
+#include "threadpool.h"
 #include "tuple_block.h"
 
 /*
@@ -120,7 +120,7 @@ typedef struct SortBatch
 	Size		arena_bytes;	/* its blocks, the one taken ahead too */
 	char	   *ahead_block;	/* the next block, faulted in meanwhile */
 	Size		ahead_size;
-	KeyTaskGroup *ahead_tasks;	/* faulting it in */
+	TaskGroup *ahead_tasks;	/* faulting it in */
 
 	/* keys and the engine that sorts them */
 	EngineChain chain;			/* chain.engine has the keys */
@@ -140,11 +140,11 @@ typedef struct SortBatch
 	size_t		ninputs;		/* records whose datums the backend stored */
 	Size		inputs_bytes;	/* memory of inputs and detoasted copies */
 	MemoryContext threadcxt;
-	KeyThreadPool *pool;
-	bool		key_threads_decided;	/* key_threads is set */
-	int			key_threads;	/* threads the batch has or will start */
-	KeyTaskGroup *chunk_tasks;	/* per chunk: its unfinished build tasks */
-	KeyTaskGroup *copy_tasks;	/* blocks of tuples being copied in */
+	ThreadPool *pool;
+	bool		threads_decided;	/* threads is set */
+	int			threads;		/* threads the batch has or will start */
+	TaskGroup *chunk_tasks;	/* per chunk: its unfinished build tasks */
+	TaskGroup *copy_tasks;	/* blocks of tuples being copied in */
 	ChunkBuild **chunk_builds;	/* per chunk: what its tasks build */
 
 	/* the result: tuples in sorted order, and their keys where kept */
@@ -162,8 +162,8 @@ extern void batch_destroy(SortBatch *batch);
 extern Size batch_memory(SortBatch *batch, size_t n, Size more);
 extern void *batch_alloc(SortBatch *batch, Size size);
 extern Size batch_inputs_chunk_bytes(SortBatch *batch);
-extern int	batch_key_threads(SortBatch *batch);
-extern void batch_start_key_threads(SortBatch *batch);
+extern int	batch_threads(SortBatch *batch);
+extern void batch_start_threads(SortBatch *batch);
 extern void batch_give_up_keys(SortBatch *batch, const char *why);
 struct ResolveContext;
 extern void batch_init_resolve(SortBatchShared *sh, struct ResolveContext *res,

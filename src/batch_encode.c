@@ -10,11 +10,11 @@
  *	  of GPUSORT_CHUNK_RECORDS keys as it fills, so that the GPU engine
  *	  transfers and sorts while the child is still producing; in large
  *	  batches the keys past the first chunks are encoded at the end, by the
- *	  key threads and the backend together, or, in a batch that a parallel
- *	  load fills with blocks, by the key threads as each whole chunk of
+ *	  pool threads and the backend together, or, in a batch that a parallel
+ *	  load fills with blocks, by the pool threads as each whole chunk of
  *	  records arrives;
  *	- generic layouts: each record's key column datums are kept
- *	  (KeyInputs) and the key threads build the keys from them, collation
+ *	  (KeyInputs) and the pool threads build the keys from them, collation
  *	  keys while the input is still read, cheaper keys at the end.
  *
  * A first NULL in a column whose key had no NULL byte changes the layout:
@@ -25,9 +25,9 @@
  * cannot be built, or a CPU engine that fails, end the encoding, and the
  * batch is then ordered by comparators alone (the comparator sort).
  *
- * Every task of the key threads refers only to the batch's memory, never
+ * Every task of the pool threads refers only to the batch's memory, never
  * to the backend's stack, which an ERROR may unwind while tasks run
- * (keythreads.c).
+ * (threadpool.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -44,10 +44,10 @@
  * Where a record's key column datums (KeyInputs, generic layouts) stand,
  * one byte per record.  Where the backend reads on while keys are built
  * (collation keys), it stores each record's datums as it loads; otherwise
- * the key threads take them from the tuples themselves once the input has
+ * the pool threads take them from the tuples themselves once the input has
  * ended, and the backend does only what they cannot (detoasting).
  */
-#define INPUTS_TO_DEFORM	0	/* a key thread reads them from the tuple */
+#define INPUTS_TO_DEFORM	0	/* a pool thread reads them from the tuple */
 #define INPUTS_FOR_BACKEND	1	/* it could not: the backend will */
 #define INPUTS_STORED		2	/* in place */
 
@@ -195,14 +195,14 @@ build_chunk_keys(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 }
 
 /*
- * After the key threads are done with a chunk: the records whose datums
+ * After the pool threads are done with a chunk: the records whose datums
  * only the backend can take (detoasting, added columns), and their keys.
  */
 static bool
 finish_chunk_inputs(SortBatch *batch, ChunkBuild *cb, size_t end)
 {
 	uint8	   *states = cb->input_state;
-	KeyBuildContext *ctx = keythreads_backend_context(batch->pool);
+	KeyBuildContext *ctx = threadpool_backend_context(batch->pool);
 	bool		ok = true;
 
 	for (size_t i = cb->first; i < end && ok; i++)
@@ -225,7 +225,7 @@ finish_chunk_inputs(SortBatch *batch, ChunkBuild *cb, size_t end)
 
 /*
  * encode_records() for generic layouts: the building of each record's key
- * is queued to the key threads.  With collation keys, the backend keeps
+ * is queued to the pool threads.  With collation keys, the backend keeps
  * each record's datums and the threads build while it reads on; other keys
  * are queued at the end, when the threads take the datums from the tuples
  * too.  A chunk is submitted once full and built; at the end, the backend
@@ -274,7 +274,7 @@ encode_generic(SortBatch *batch, bool final)
 		}
 		if (batch->sh->layout.costly_keys)
 			store_inputs(batch, chunk_end);
-		keythreads_submit(batch->pool, &batch->chunk_tasks[chunkno], build_chunk_keys, cb,
+		threadpool_submit(batch->pool, &batch->chunk_tasks[chunkno], build_chunk_keys, cb,
 						  batch->nencoded, chunk_end);
 		batch->nencoded = chunk_end;
 	}
@@ -286,14 +286,14 @@ encode_generic(SortBatch *batch, bool final)
 		size_t		chunk_end = Min(batch->nencoded, (chunkno + 1) * chunk_records);
 
 		if (!final && (chunk_end % chunk_records != 0 ||
-					   !keythreads_group_done(batch->pool, &batch->chunk_tasks[chunkno])))
+					   !threadpool_group_done(batch->pool, &batch->chunk_tasks[chunkno])))
 			break;
-		gpusort_fault_point(GPUSORT_PHASE_KEY_THREADS);
-		keythreads_wait(batch->pool, &batch->chunk_tasks[chunkno]);
-		if (keythreads_failure(batch->pool))
+		gpusort_fault_point(GPUSORT_PHASE_THREADS);
+		threadpool_wait(batch->pool, &batch->chunk_tasks[chunkno]);
+		if (threadpool_failure(batch->pool))
 		{
 			batch_give_up_keys(batch, psprintf("key building failed: %s",
-											   keythreads_failure(batch->pool)));
+											   threadpool_failure(batch->pool)));
 			break;
 		}
 		if (!finish_chunk_inputs(batch, batch->chunk_builds[chunkno], chunk_end))
@@ -314,12 +314,12 @@ batch_start_engine(SortBatch *batch)
 	SortBatchShared *sh = batch->sh;
 	size_t		expected = Max(batch->expected_records, batch->ntuples);
 
-	/* key threads may be writing into the old engine's chunks */
+	/* pool threads may be writing into the old engine's chunks */
 	if (batch->pool)
-		keythreads_wait_all(batch->pool);
+		threadpool_wait_all(batch->pool);
 	if (batch->chunk_tasks)
 	{
-		memset(batch->chunk_tasks, 0, sizeof(KeyTaskGroup) * MAX_CHUNKS);
+		memset(batch->chunk_tasks, 0, sizeof(TaskGroup) * MAX_CHUNKS);
 		memset(batch->chunk_builds, 0, sizeof(ChunkBuild *) * MAX_CHUNKS);
 	}
 	engine_chain_end(&batch->chain);
@@ -334,7 +334,7 @@ batch_start_engine(SortBatch *batch)
 /*
  * Fixed layouts of large inputs: the keys past the first
  * PARALLEL_ENCODE_FROM records are encoded once the input has ended, by
- * the key threads and the backend together, rather than by the backend
+ * the pool threads and the backend together, rather than by the backend
  * between reading rows (reading is the backend's own work, which threads
  * cannot share).  Smaller inputs are encoded as they are read.  A batch
  * loaded by blocks (a parallel load's chunks, which the workers read) is
@@ -410,14 +410,14 @@ encode_fixed_in_threads(SortBatch *batch, bool final)
 	if (batch->nencoded >= end && batch->nsubmitted >= end)
 		return;
 	oldcxt = MemoryContextSwitchTo(batch->cxt);
-	batch_start_key_threads(batch);
+	batch_start_threads(batch);
 	while (!batch->comparator_sort)
 	{
 		size_t		left = end > batch->nencoded ? end - batch->nencoded : 0;
 		size_t		nchunks = (left + chunk_records - 1) / chunk_records + 1;
 		ChunkEncode *tasks = palloc0(sizeof(ChunkEncode) * nchunks);
 		int			ntasks = 0;
-		KeyTaskGroup *group = keythreads_group_create(batch->pool);
+		TaskGroup *group = threadpool_group_create(batch->pool);
 		bool		gave_up = false;
 		bool		relayout = false;
 
@@ -431,7 +431,7 @@ encode_fixed_in_threads(SortBatch *batch, bool final)
 			ce->keys = engine_chunk(batch, chunkno);
 			if (ce->keys == NULL)
 			{
-				keythreads_wait(batch->pool, group);
+				threadpool_wait(batch->pool, group);
 				gave_up = true;
 				break;
 			}
@@ -443,17 +443,17 @@ encode_fixed_in_threads(SortBatch *batch, bool final)
 			ce->values = palloc(sizeof(Datum) * layout->ncols);
 			ce->isnull = palloc(sizeof(bool) * layout->ncols);
 			ce->null_seen = palloc0(sizeof(bool) * layout->ncols);
-			keythreads_submit(batch->pool, group, encode_chunk_keys, ce, from, to);
+			threadpool_submit(batch->pool, group, encode_chunk_keys, ce, from, to);
 			from = to;
 		}
 		if (gave_up)
 			break;
-		gpusort_fault_point(GPUSORT_PHASE_KEY_THREADS);
-		keythreads_wait(batch->pool, group);
-		if (keythreads_failure(batch->pool))
+		gpusort_fault_point(GPUSORT_PHASE_THREADS);
+		threadpool_wait(batch->pool, group);
+		if (threadpool_failure(batch->pool))
 		{
 			batch_give_up_keys(batch, psprintf("key encoding stopped: %s",
-											   keythreads_failure(batch->pool)));
+											   threadpool_failure(batch->pool)));
 			break;
 		}
 
@@ -519,7 +519,7 @@ batch_encode(SortBatch *batch, bool final)
 		return;
 	}
 	if ((batch->nencoded >= PARALLEL_ENCODE_FROM || batch->loaded_by_blocks) &&
-		batch_key_threads(batch) > 0)
+		batch_threads(batch) > 0)
 	{
 		if (final || batch->loaded_by_blocks)
 			encode_fixed_in_threads(batch, final);
@@ -569,7 +569,7 @@ batch_encode(SortBatch *batch, bool final)
 
 /*
  * Ready a new batch for keys: for a generic layout, room for the inputs,
- * and the key threads.
+ * and the pool threads.
  */
 void
 batch_start_keys(SortBatch *batch)
@@ -585,7 +585,7 @@ batch_start_keys(SortBatch *batch)
 	in->values = MemoryContextAllocZero(batch->cxt, sizeof(Datum *) * MAX_CHUNKS);
 	in->isnull = MemoryContextAllocZero(batch->cxt, sizeof(bool *) * MAX_CHUNKS);
 	batch->input_states = MemoryContextAllocZero(batch->cxt, sizeof(uint8 *) * MAX_CHUNKS);
-	batch->chunk_tasks = MemoryContextAllocZero(batch->cxt, sizeof(KeyTaskGroup) * MAX_CHUNKS);
+	batch->chunk_tasks = MemoryContextAllocZero(batch->cxt, sizeof(TaskGroup) * MAX_CHUNKS);
 	batch->chunk_builds = MemoryContextAllocZero(batch->cxt, sizeof(ChunkBuild *) * MAX_CHUNKS);
-	batch_start_key_threads(batch);
+	batch_start_threads(batch);
 }

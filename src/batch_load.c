@@ -19,7 +19,7 @@
  * memory, which the backend would fault in a huge page at a time as it
  * copies tuples into them: on a virtual machine, the largest cost of that
  * first sort (hostmem.c says why).  So from 2 MB up the arena takes its
- * next block while the backend fills the current one, and the key threads
+ * next block while the backend fills the current one, and the pool threads
  * fault it in meanwhile (arena_take_ahead), on a CPU that the load leaves
  * idle; batch_end_load gives back a block the input did not reach.  The
  * tuple pointers take at once the room the batch expects (hostmem_reserve),
@@ -27,12 +27,12 @@
  *
  * A parallel load hands over its workers' tuples a block (a chunk of
  * shared memory) at a time: batch_store_blocks() takes the arena space and
- * tuple slots of whole blocks in the backend, then the key threads copy the
+ * tuple slots of whole blocks in the backend, then the pool threads copy the
  * tuples, the backend helping, so that the leader, which moves every row
  * of the load, keeps pace with the workers that scan them.  Nothing that
  * can raise an error runs between handing the copies to the threads and
  * their end, and the wait for them stops the threads before it lets a
- * cancel through (keythreads.c), so no thread reads a block after its
+ * cancel through (threadpool.c), so no thread reads a block after its
  * shared memory may have gone.
  *
  *-------------------------------------------------------------------------
@@ -67,7 +67,7 @@ populate_ahead(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 
 /*
  * Take the arena's next block now, while the backend fills the current one,
- * and have the key threads fault it in meanwhile, where it is fresh memory
+ * and have the pool threads fault it in meanwhile, where it is fresh memory
  * (a session's first sort: nothing cached) and the input is expected to
  * need it.  The block counts as the arena's from now on, so only a batch
  * far below its limit takes it, where it changes no decision that the
@@ -88,15 +88,15 @@ arena_take_ahead(SortBatch *batch)
 		return;
 
 	/*
-	 * Only a batch that has its key threads, or that will start them (to
+	 * Only a batch that has its pool threads, or that will start them (to
 	 * encode or sort this many records), lends them this work: a smaller
 	 * sort does not start threads for it.
 	 */
 	if (batch->pool == NULL &&
 		(batch->expected_records < GS_RADIX_PARALLEL_MIN_RECORDS ||
-		 batch_key_threads(batch) == 0))
+		 batch_threads(batch) == 0))
 		return;
-	if (batch->pool != NULL && keythreads_count(batch->pool) == 0)
+	if (batch->pool != NULL && threadpool_count(batch->pool) == 0)
 		return;
 	per_tuple = (double) filled / (double) batch->ntuples;
 	if (((double) batch->expected_records - (double) batch->ntuples) *
@@ -114,11 +114,11 @@ arena_take_ahead(SortBatch *batch)
 	if (!hostmem_fresh(ahead))
 		return;
 
-	batch_start_key_threads(batch);
+	batch_start_threads(batch);
 	if (batch->ahead_tasks == NULL)
-		batch->ahead_tasks = keythreads_group_create(batch->pool);
+		batch->ahead_tasks = threadpool_group_create(batch->pool);
 	for (Size from = 0; from < block; from += HOSTMEM_HUGE_PAGE)
-		keythreads_submit(batch->pool, batch->ahead_tasks, populate_ahead, ahead,
+		threadpool_submit(batch->pool, batch->ahead_tasks, populate_ahead, ahead,
 						  from, Min(block, from + HOSTMEM_HUGE_PAGE));
 }
 
@@ -130,7 +130,7 @@ void
 batch_end_load(SortBatch *batch)
 {
 	if (batch->ahead_tasks)
-		keythreads_forget_group(batch->pool, batch->ahead_tasks);
+		threadpool_forget_group(batch->pool, batch->ahead_tasks);
 	if (batch->ahead_block)
 	{
 		hostmem_free(batch->ahead_block, batch->ahead_size);
@@ -327,7 +327,7 @@ copy_block_tuples(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 }
 
 /*
- * Copy blocks of tuples into the arena, in the key threads.  Returns how
+ * Copy blocks of tuples into the arena, in the pool threads.  Returns how
  * many blocks were stored, from the first: a block the batch has no room
  * for (its limit, its record count, or memory) stops it, and the caller
  * stores the rest one tuple at a time, which ends the batch where it must.
@@ -339,10 +339,10 @@ batch_store_blocks(SortBatch *batch, const TupleBlock *blocks, int nblocks)
 	size_t		ntuples = batch->ntuples;
 	int			nstored;
 
-	batch_start_key_threads(batch);
+	batch_start_threads(batch);
 	if (batch->copy_tasks == NULL)
 	{
-		batch->copy_tasks = keythreads_group_create(batch->pool);
+		batch->copy_tasks = threadpool_group_create(batch->pool);
 		batch->copy_tasks->always_run = true;
 	}
 	copies = MemoryContextAlloc(batch->cxt, sizeof(BlockCopy) * Max(nblocks, 1));
@@ -372,11 +372,11 @@ batch_store_blocks(SortBatch *batch, const TupleBlock *blocks, int nblocks)
 
 		bc->tuples = batch->tuples + ntuples;
 		for (size_t from = 0; from < bc->block.ntuples; from += BLOCK_COPY_TUPLES)
-			keythreads_submit(batch->pool, batch->copy_tasks, copy_block_tuples, bc,
+			threadpool_submit(batch->pool, batch->copy_tasks, copy_block_tuples, bc,
 							  from, Min(from + BLOCK_COPY_TUPLES, bc->block.ntuples));
 		ntuples += bc->block.ntuples;
 	}
-	keythreads_wait(batch->pool, batch->copy_tasks);
+	threadpool_wait(batch->pool, batch->copy_tasks);
 	batch->ntuples = ntuples;
 	if (nstored > 0)
 		batch->loaded_by_blocks = true;

@@ -70,7 +70,7 @@ resolve_order(SortBatch *batch, uint32 *perm)
 		return;
 	}
 
-	/* the key threads are idle now: the prefixes were all built */
+	/* the pool threads are idle now: the prefixes were all built */
 	res.inputs = &batch->inputs;
 	memset(&rc, 0, sizeof(rc));
 	refinecxt = AllocSetContextCreate(batch->cxt, "GpuSort refine",
@@ -114,7 +114,7 @@ resolve_order(SortBatch *batch, uint32 *perm)
 	stats->refined_on_gpu |= rc.rounds_on_gpu;
 	stats->checked_pairs += rc.checked_pairs;
 	stats->repaired += rc.repaired;
-	stats->key_build_ms += keythreads_busy_ms(batch->pool);
+	stats->key_build_ms += threadpool_busy_ms(batch->pool);
 	MemoryContextDelete(refinecxt);
 }
 
@@ -154,7 +154,7 @@ gather_tuple_pointers(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 
 /*
  * The result as the tuples' pointers in sorted order, gathered once (in
- * the key threads where the batch has them) rather than looked up through
+ * the pool threads where the batch has them) rather than looked up through
  * the permutation at each row emitted: emitting then waits for one cache
  * miss per row, the tuple, instead of two.  With keep_keys, each record's
  * key is gathered beside it, for a merge.  The load-order pointers are not
@@ -178,7 +178,7 @@ gather_sorted(SortBatch *batch, const uint32 *perm, bool keep_keys)
 	g.perm = perm;
 	g.n = n;
 	if (batch->pool && n >= GPUSORT_CHUNK_RECORDS)
-		keythreads_parallel_for(batch->pool, gather_tuple_pointers, &g, n,
+		threadpool_parallel_for(batch->pool, gather_tuple_pointers, &g, n,
 								GPUSORT_CHUNK_RECORDS / 2);
 	else
 		gather_tuple_pointers(NULL, &g, 0, n);
@@ -249,9 +249,9 @@ batch_sort(SortBatch *batch, bool keep_keys)
 	{
 		gpusort_fault_point(GPUSORT_PHASE_SORT);
 
-		/* a large CPU sort shares its radix passes among the key threads */
+		/* a large CPU sort shares its radix passes among the pool threads */
 		if (!batch->chain.on_gpu && batch->ntuples >= GS_RADIX_PARALLEL_MIN_RECORDS)
-			batch_start_key_threads(batch);
+			batch_start_threads(batch);
 		batch->chain.engine->threads = batch->pool;
 		INSTR_TIME_SET_CURRENT(start);
 		if (!engine_chain_sort(&batch->chain, batch->ntuples, &perm, &why))

@@ -70,10 +70,10 @@ struct SortEngine
 	SortEngineStats stats;
 
 	/*
-	 * The sort's key threads, set by the caller before sort() where it has
+	 * The sort's pool threads, set by the caller before sort() where it has
 	 * them: the CPU engine's radix sort shares its work among them.
 	 */
-	struct KeyThreadPool *threads;
+	struct ThreadPool *threads;
 
 	/*
 	 * Set by sort() when another engine than the one begun sorted the

@@ -147,7 +147,7 @@ engine_chain_begin_within(EngineChain *chain, const SortEngine *sorted,
 
 /*
  * The GPU engine failed: a CPU engine takes over its keys (the chunk
- * buffers and what is written in them) and its key threads, and the GPU
+ * buffers and what is written in them) and its pool threads, and the GPU
  * engine ends.
  */
 static void

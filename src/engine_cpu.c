@@ -2,7 +2,7 @@
  *
  * engine_cpu.c
  *	  The CPU sort engine: key chunks in ordinary memory, sorted by the
- *	  radix sort of cpu_radix.c, in the sort's key threads where the caller
+ *	  radix sort of cpu_radix.c, in the sort's pool threads where the caller
  *	  gives it them (SortEngine.threads).
  *
  * It serves when gpusort.engine = cpu, when no GPU is usable, and as the
@@ -22,7 +22,7 @@
 #include "engine.h"
 #include "faults.h"
 #include "hostmem.h"
-#include "keythreads.h"
+#include "threadpool.h"
 
 typedef struct CpuEngine
 {
@@ -89,7 +89,7 @@ cpu_radix_check_interrupts(void)
 	CHECK_FOR_INTERRUPTS();
 }
 
-/* one piece of a radix sort's task, run as a key-thread task */
+/* one piece of a radix sort's task, run as a pool-thread task */
 typedef struct RadixTaskCall
 {
 	GsRadixTask task;
@@ -105,20 +105,20 @@ run_radix_task(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 	return true;
 }
 
-/* GsRadixThreads.run over the key threads: they wait with cancel checked */
+/* GsRadixThreads.run over the pool threads: they wait with cancel checked */
 static void
-run_in_key_threads(void *pool, GsRadixTask task, void *task_arg,
+run_in_threads(void *pool, GsRadixTask task, void *task_arg,
 				   size_t ntasks, size_t grain)
 {
 	RadixTaskCall call = {task, task_arg};
 
-	keythreads_parallel_for((KeyThreadPool *) pool, run_radix_task, &call,
+	threadpool_parallel_for((ThreadPool *) pool, run_radix_task, &call,
 							ntasks, grain);
 }
 
 /*
  * Sort an engine's n records (its keys in engine_local_chunk buffers) with
- * the radix sort, in the engine's key threads if it has them; the
+ * the radix sort, in the engine's pool threads if it has them; the
  * permutation is allocated in the engine's memory.
  */
 bool
@@ -145,13 +145,13 @@ engine_cpu_sort_keys(SortEngine *engine, size_t n, uint32 **perm, char **why)
 	}
 
 	/*
-	 * A pool where a task has failed runs no more tasks (keythreads.c): its
+	 * A pool where a task has failed runs no more tasks (threadpool.c): its
 	 * threads cannot be trusted with the sort.
 	 */
-	if (engine->threads && keythreads_failure(engine->threads) == NULL)
+	if (engine->threads && threadpool_failure(engine->threads) == NULL)
 	{
-		threads.ntasks = keythreads_count(engine->threads) + 1;
-		threads.run = run_in_key_threads;
+		threads.ntasks = threadpool_count(engine->threads) + 1;
+		threads.run = run_in_threads;
 		threads.arg = engine->threads;
 		use_threads = &threads;
 	}
@@ -161,9 +161,9 @@ engine_cpu_sort_keys(SortEngine *engine, size_t n, uint32 **perm, char **why)
 							   n, engine->keys.key_words, result, workspace,
 							   use_threads);
 	hostmem_free(workspace, workspace_bytes);
-	if (use_threads && keythreads_failure(engine->threads))
+	if (use_threads && threadpool_failure(engine->threads))
 	{
-		*why = pstrdup(keythreads_failure(engine->threads));
+		*why = pstrdup(threadpool_failure(engine->threads));
 		return false;
 	}
 

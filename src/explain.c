@@ -153,8 +153,8 @@ gpusort_explain_node(CustomScanState *node, const GpuSortPlanInfo *info,
 	ExplainPropertyText("Key Kind", stats->key_kind ? stats->key_kind : "exact", es);
 	ExplainPropertyInteger("Records", NULL, stats->records, es);
 	/* how many threads depends on the machine: shown under VERBOSE */
-	if (stats->key_threads > 0 && es->verbose)
-		ExplainPropertyInteger("Key Threads", NULL, stats->key_threads, es);
+	if (stats->threads > 0 && es->verbose)
+		ExplainPropertyInteger("Threads", NULL, stats->threads, es);
 	if (stats->refine_rounds > 0)
 		ExplainPropertyText("Refined",
 							psprintf(INT64_FORMAT " records in %d rounds%s",
@@ -198,7 +198,7 @@ gpusort_explain_node(CustomScanState *node, const GpuSortPlanInfo *info,
 			explain_ms("GPU Kernel Time", stats->device_sort_ms, es);
 		}
 		/*
-		 * the key threads' busy time added up over the threads: CPU time,
+		 * the pool threads' busy time added up over the threads: CPU time,
 		 * which may exceed the query's own, and is named so
 		 */
 		if (stats->generic_keys)

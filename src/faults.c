@@ -49,7 +49,7 @@ typedef struct GpuSortFault
 static const char *const phase_names[] = {
 	[GPUSORT_PHASE_LOAD] = "load",
 	[GPUSORT_PHASE_ENCODE] = "encode",
-	[GPUSORT_PHASE_KEY_THREADS] = "threads",
+	[GPUSORT_PHASE_THREADS] = "threads",
 	[GPUSORT_PHASE_SORT] = "sort",
 	[GPUSORT_PHASE_RESOLVE] = "resolve",
 	[GPUSORT_PHASE_SPILL] = "spill",

@@ -30,7 +30,7 @@
  *						tests can see what the GPU service does while it
  *						waits for a long sort
  *
- * PHASE is load, encode, threads (the backend waits for key threads that
+ * PHASE is load, encode, threads (the backend waits for pool threads that
  * still work), sort, resolve, spill, merge or emit.  A gpu_* value names
  * one of the CUDA engine's fault points (GsCudaFault, cuda/gscuda_faults.h,
  * the one list of them), which the GPU engine posts with its request and
@@ -49,7 +49,7 @@ typedef enum GpuSortPhase
 {
 	GPUSORT_PHASE_LOAD,			/* reading the child's tuples */
 	GPUSORT_PHASE_ENCODE,		/* building normalized keys */
-	GPUSORT_PHASE_KEY_THREADS,	/* waiting for key threads that still work */
+	GPUSORT_PHASE_THREADS,	/* waiting for pool threads that still work */
 	GPUSORT_PHASE_SORT,			/* the engine's sort */
 	GPUSORT_PHASE_RESOLVE,		/* resolve: refinement, comparators, verification */
 	GPUSORT_PHASE_SPILL,		/* writing a sorted run to a temporary file */

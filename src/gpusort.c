@@ -20,7 +20,7 @@
  * copy their rows into the query's shared memory.  At execution the node
  * puts its input into the sort module (sort.c), which goes through the
  * stages: load (the tuples into batches under the backend's memory
- * budget), encode (one normalized key per tuple, built by key threads
+ * budget), encode (one normalized key per tuple, built by pool threads
  * where they pay), engine (the CPU engine, or the GPU through the GPU
  * service's worker), resolve (refinement of inexact keys and PostgreSQL's
  * comparators among equal keys), runs (full batches written to temporary

@@ -41,7 +41,7 @@
  * 4 kB pages, taken first from memory never reported, fault in at 2.5 GB/s.
  * A session's first sort finds no cached block and pays that for each huge
  * page; the arena's blocks, most of them, are faulted in ahead of their use
- * by the key threads while the backend loads (batch_load.c).  The cache
+ * by the pool threads while the backend loads (batch_load.c).  The cache
  * keeps the two kinds of block apart, so that a warm sort's arena still
  * has huge pages.
  *
@@ -410,8 +410,8 @@ hostmem_fresh(void *p)
 /*
  * Fault in len bytes at p, part of a block of hostmem_alloc, zeroed as a
  * write would, without writing: safe while the owner writes into the same
- * pages, as the key threads do it for a block that the backend fills next.
- * Calls nothing of PostgreSQL, so that a key thread may run it.  False
+ * pages, as the pool threads do it for a block that the backend fills next.
+ * Calls nothing of PostgreSQL, so that a pool thread may run it.  False
  * where the kernel cannot (MADV_POPULATE_WRITE came with Linux 5.14): the
  * pages then fault in as they are written.
  */

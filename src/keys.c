@@ -469,7 +469,7 @@ key_store_inputs(const KeyLayout *layout, TupleTableSlot *slot,
 
 /*
  * The datums of key columns 0 .. ncols-1 of tuple, without a slot or any
- * call into PostgreSQL, for the key threads: the same walk over the
+ * call into PostgreSQL, for the pool threads: the same walk over the
  * tuple's attributes as heap_deform_tuple, stopping at max_attno.  The
  * datums point into the tuple.  False, with values unfinished, where the
  * backend must do it: the tuple was stored before some of those columns
@@ -525,7 +525,7 @@ deform_key_columns(const KeyLayout *layout, MinimalTuple tuple, int ncols,
 }
 
 /*
- * key_store_inputs() for a key thread, from the tuple itself; false where
+ * key_store_inputs() for a pool thread, from the tuple itself; false where
  * only the backend can (see deform_key_columns).
  */
 bool
@@ -775,7 +775,7 @@ key_encode_words(const KeyLayout *layout, MinimalTuple tuple, uint64 *key)
 }
 
 /*
- * key_encode_tuple() for a key thread: no slot, no call into PostgreSQL,
+ * key_encode_tuple() for a pool thread: no slot, no call into PostgreSQL,
  * and the layout left as it is.  values and isnull are the caller's room
  * for layout->ncols datums.  KEY_NEEDS_NULL_BYTE where a column whose key
  * has no NULL byte is NULL (null_seen[c] set for each: the backend places

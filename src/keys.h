@@ -31,7 +31,7 @@
  *	- the *generic* path (keys_build.c): any other layout; the sort
  *	  (batch_encode.c) keeps each record's key column datums (KeyInputs) and a
  *	  builder that never calls into PostgreSQL turns them into any span of
- *	  the full key, in the backend or in key-building threads (keythreads.c).
+ *	  the full key, in the backend or in key-building threads (threadpool.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -132,7 +132,7 @@ typedef struct KeyColumn
 } KeyColumn;
 
 /*
- * What a key thread needs to know of an attribute to walk a tuple to its
+ * What a pool thread needs to know of an attribute to walk a tuple to its
  * key columns without PostgreSQL (key_deform_inputs).
  */
 typedef struct KeyAttr

@@ -909,7 +909,7 @@ key_build_context_free(KeyBuildContext *ctx)
 	free(ctx);
 }
 
-/* Make the context's tasks watch *stop (keythreads.c sets it to drop work). */
+/* Make the context's tasks watch *stop (threadpool.c sets it to drop work). */
 void
 key_build_set_stop_flag(KeyBuildContext *ctx, volatile bool *stop)
 {

@@ -37,7 +37,7 @@
  *
  * Tables are built in the backend, once per locale for its life (a few
  * milliseconds: about ten thousand transforms of two characters), and
- * read by the key threads.
+ * read by the pool threads.
  *
  *-------------------------------------------------------------------------
  */

@@ -21,7 +21,7 @@
  *
  * The leader's GpuSortLoad (the one the Gather runs in the leader) moves
  * the linked blocks into the GpuSort's sort while the workers scan: the
- * sort's key threads copy their tuples into its arena, the leader helping
+ * sort's pool threads copy their tuples into its arena, the leader helping
  * (each block keeps its tuples' offsets, so that the copy splits), a few
  * blocks a participant at a time, and hands each block back to the worker
  * that filled it, to fill again (release_block); between blocks the leader
@@ -110,7 +110,7 @@
 /*
  * A block, laid out like a heap page: this header and each tuple's offset
  * grow from its start, MAXALIGNed MinimalTuples from its end down.  The
- * offsets let the leader split a block's copy among its key threads.
+ * offsets let the leader split a block's copy among its pool threads.
  */
 typedef struct LoadBlock
 {
@@ -164,7 +164,7 @@ struct GpuSortLoadState
 	CustomScanState css;
 
 	/* set by the GpuSort above, in the leader, before the Gather starts */
-	Gpusortstate *sort;			/* where the leader puts rows */
+	Sorter *sort;			/* where the leader puts rows */
 	BudgetShare *budget;		/* where it holds the blocks in flight ... */
 	BudgetShare budget_share;	/* ... which is this, in the query's memory */
 	instr_time	sort_start;		/* when the GpuSort began reading */
@@ -950,7 +950,7 @@ gpusort_load_below(PlanState *child)
  * in flight are held in the load's budget share from now on.
  */
 void
-gpusort_load_start(GpuSortLoadState *load, Gpusortstate *sort)
+gpusort_load_start(GpuSortLoadState *load, Sorter *sort)
 {
 	load->sort = sort;
 	load->budget = &load->budget_share;

@@ -33,7 +33,7 @@ extern CustomScanMethods gpusort_load_scan_methods;
 extern void gpusort_load_executor_init(void);
 
 extern GpuSortLoadState *gpusort_load_below(PlanState *child);
-extern void gpusort_load_start(GpuSortLoadState *load, Gpusortstate *sort);
+extern void gpusort_load_start(GpuSortLoadState *load, Sorter *sort);
 extern void gpusort_load_finish(GpuSortLoadState *load);
 
 #endif							/* GPUSORT_NODE_GPUSORT_LOAD_H */

@@ -27,7 +27,7 @@
  * libc collations: keys hold strxfrm's output, and PostgreSQL does not
  * trust glibc's strxfrm to agree with strcoll.  So every adjacent pair of
  * the sorted result is compared with strcoll_l and strcmp for ties, which
- * is what PostgreSQL's varstr_cmp calls, in the key threads (a sorted
+ * is what PostgreSQL's varstr_cmp calls, in the pool threads (a sorted
  * sequence is certified by its n - 1 adjacent pairs).  A pair found out of
  * order is confirmed with PostgreSQL's own comparator, and the order is
  * repaired: records of bad pairs are taken out, the rest is checked again
@@ -200,10 +200,10 @@ sort_round(RefineContext *rc, const SortEngine *sorted, EngineChain *chain,
 	for (size_t c = 0; c < nchunks; c++)
 		if ((rb->chunks[c] = engine_chain_chunk(chain, c, why)) == NULL)
 			return false;
-	keythreads_parallel_for(rc->pool, build_round_keys, rb, m, TASK_GRAIN);
-	if (keythreads_failure(rc->pool))
+	threadpool_parallel_for(rc->pool, build_round_keys, rb, m, TASK_GRAIN);
+	if (threadpool_failure(rc->pool))
 	{
-		*why = pstrdup(keythreads_failure(rc->pool));
+		*why = pstrdup(threadpool_failure(rc->pool));
 		return false;
 	}
 	for (size_t c = 0; c < nchunks; c++)
@@ -522,10 +522,10 @@ gpusort_certify_libc_order(RefineContext *rc, uint32 *perm, size_t n,
 	cp.resolved = resolved;
 	cp.bad = MemoryContextAllocExtended(CurrentMemoryContext, n,
 										MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	keythreads_parallel_for(rc->pool, certify_pairs, &cp, n - 1, TASK_GRAIN * 2);
-	if (keythreads_failure(rc->pool))
+	threadpool_parallel_for(rc->pool, certify_pairs, &cp, n - 1, TASK_GRAIN * 2);
+	if (threadpool_failure(rc->pool))
 	{
-		*why = pstrdup(keythreads_failure(rc->pool));
+		*why = pstrdup(threadpool_failure(rc->pool));
 		MemoryContextSwitchTo(oldcxt);
 		return false;
 	}

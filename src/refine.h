@@ -13,14 +13,14 @@
 
 #include "engine.h"
 #include "keys.h"
-#include "keythreads.h"
+#include "threadpool.h"
 #include "resolve.h"
 
 typedef struct RefineContext
 {
 	const KeyLayout *layout;
 	const KeyInputs *inputs;
-	KeyThreadPool *pool;
+	ThreadPool *pool;
 	MemoryContext cxt;			/* engines and workspace of the rounds */
 	bool		use_gpu;		/* the sort ran on the GPU: large rounds may
 								 * too (engine_chain_begin_within) */

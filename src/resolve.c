@@ -218,13 +218,13 @@ mark_ties(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 /*
  * Which neighbours of an engine's sorted result perm[0 .. n-1] have equal
  * keys: ties[i] says that sorted records i and i + 1 do; NULL if n < 2.
- * The key threads compare the keys (the backend alone without a pool), one
+ * The pool threads compare the keys (the backend alone without a pool), one
  * random access a record, which in one thread took as long as the GPU sort
  * and its transfers together.  The result is palloc'd for the caller to
  * free.
  */
 const uint8 *
-resolve_equal_neighbours(KeyThreadPool *pool, const SortEngine *engine,
+resolve_equal_neighbours(ThreadPool *pool, const SortEngine *engine,
 						 const uint32 *perm, size_t n)
 {
 	MarkTies	mt;
@@ -236,7 +236,7 @@ resolve_equal_neighbours(KeyThreadPool *pool, const SortEngine *engine,
 	mt.n = n;
 	mt.ties = palloc_extended(n - 1, MCXT_ALLOC_HUGE);
 	if (pool)
-		keythreads_parallel_for(pool, mark_ties, &mt, n - 1, TIES_GRAIN);
+		threadpool_parallel_for(pool, mark_ties, &mt, n - 1, TIES_GRAIN);
 	else
 		(void) mark_ties(NULL, &mt, 0, n - 1);
 	return mt.ties;
@@ -273,7 +273,7 @@ resolve_next_tie_range(const uint8 *ties, size_t n, size_t *start)
  * columns the key holds whole; *resolved counts the records of such ranges.
  */
 void
-resolve_ties(ResolveContext *res, KeyThreadPool *pool, const SortEngine *engine,
+resolve_ties(ResolveContext *res, ThreadPool *pool, const SortEngine *engine,
 			 uint32 *perm, size_t n, int64 *resolved)
 {
 	TieCompare	cmp;

@@ -17,7 +17,7 @@
 
 #include "engine.h"
 #include "keys.h"
-#include "keythreads.h"
+#include "threadpool.h"
 
 /* What the resolve stage needs to know of the sort. */
 typedef struct ResolveContext
@@ -43,11 +43,11 @@ typedef struct TieRange
 	int			first_col;
 } TieRange;
 
-extern const uint8 *resolve_equal_neighbours(KeyThreadPool *pool,
+extern const uint8 *resolve_equal_neighbours(ThreadPool *pool,
 											 const SortEngine *engine,
 											 const uint32 *perm, size_t n);
 extern size_t resolve_next_tie_range(const uint8 *ties, size_t n, size_t *start);
-extern void resolve_ties(ResolveContext *res, KeyThreadPool *pool,
+extern void resolve_ties(ResolveContext *res, ThreadPool *pool,
 						 const SortEngine *engine, uint32 *perm, size_t n,
 						 int64 *resolved);
 extern void resolve_tie_ranges(ResolveContext *res, uint32 *perm,

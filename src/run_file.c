@@ -14,7 +14,7 @@
  * buffer nor logtape.c's recycling of blocks between tapes.
  *
  * A run written in the background (run_write.c) is written by one of the
- * sort's key threads, which must not call into PostgreSQL.  So the backend
+ * sort's pool threads, which must not call into PostgreSQL.  So the backend
  * first *reserves* the run's whole extent: it writes the extent's last byte
  * through fd.c, which checks temp_file_limit and counts the bytes as
  * PostgreSQL counts a temporary file's growth, raising the error in the

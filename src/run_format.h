@@ -3,7 +3,7 @@
  * run_format.h
  *	  The record format of a sorted run: its one encoder and its one
  *	  decoder, shared by the run writer (run_write.c), the run reader
- *	  (run_read.c) and the final merge in the key threads
+ *	  (run_read.c) and the final merge in the pool threads
  *	  (run_merge_window.c), which parses the records in its chunks itself.
  *
  * Each record of a run is
@@ -23,7 +23,7 @@
  * as the run is read, and a key that cannot decide a merge (a libc
  * collation's) is left out.
  *
- * The functions are inline: the writer's key threads encode records here,
+ * The functions are inline: the writer's pool threads encode records here,
  * calling nothing of PostgreSQL, at every record of a run.
  *
  *-------------------------------------------------------------------------

@@ -32,7 +32,7 @@
  * pass, or the final merge, does not hold the disk its inputs gave up.
  *
  * Where the keys alone decide the order of every input and the sort has
- * key threads, the final merge is theirs instead, a window of records at a
+ * pool threads, the final merge is theirs instead, a window of records at a
  * time (run_merge_window.c); the passes before it and every other final
  * merge are this file's.
  *
@@ -113,7 +113,7 @@ struct RunsMerge
 	MemoryContext cxt;			/* the runs' */
 	int			merge_passes;
 
-	/* the final merge, on the fly: by the key threads, or in final */
+	/* the final merge, on the fly: by the pool threads, or in final */
 	WindowMerge *window;
 	int			merge_threads;	/* the window merge's, the backend's among
 								 * them; 0: none */
@@ -555,7 +555,7 @@ runs_merge_start(SortRuns *runs, SortBatch *last, Size merge_memory,
 		rm->merge_passes++;
 	}
 
-	/* the final merge: by the key threads where they can, else here */
+	/* the final merge: by the pool threads where they can, else here */
 	rm->window = window_merge_start(runs, last, merge_memory);
 	if (rm->window != NULL)
 		rm->merge_threads = window_merge_threads(rm->window);

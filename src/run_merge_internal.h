@@ -2,7 +2,7 @@
  *
  * run_merge_internal.h
  *	  What the two merges share: the merge of run_merge.c and the final
- *	  merge in the key threads (run_merge_window.c), which it starts.
+ *	  merge in the pool threads (run_merge_window.c), which it starts.
  *	  sort.c sees run_merge.h; the storage below (run.h) sees neither.
  *
  *-------------------------------------------------------------------------
@@ -43,7 +43,7 @@ loser_tree_play(int ninputs, int *tree, int node,
 	return right;
 }
 
-/* run_merge_window.c: the final merge done by the key threads */
+/* run_merge_window.c: the final merge done by the pool threads */
 typedef struct WindowMerge WindowMerge;
 
 extern WindowMerge *window_merge_start(SortRuns *runs, SortBatch *last,

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * run_merge_window.c
- *	  The final merge of a sort's runs done by the key threads, a window of
+ *	  The final merge of a sort's runs done by the pool threads, a window of
  *	  records at a time, where the keys alone decide the order.
  *
  * The merge of run_merge.c is one thread in the backend: for every row it
@@ -11,7 +11,7 @@
  * half the speed of one held in memory.  Where the keys of all the runs
  * decide the order by themselves (an exact layout: integers, floats,
  * timestamps, and keys that need no comparator), this file merges instead
- * in the key threads, and the backend only hands out tuples:
+ * in the pool threads, and the backend only hands out tuples:
  *
  *	1. Fill: a task per input moves the records the last window left to
  *	   the front of its chunk, reads its run on into the chunk (pread() on
@@ -52,7 +52,7 @@
  * holds is never overwritten.
  *
  * The pool is counted among the server's busy sorts only while it works
- * (keythreads_idle once a window is merged), so that a cursor returning
+ * (threadpool_idle once a window is merged), so that a cursor returning
  * rows slowly does not take a share of the CPUs.  The merge's memory is a
  * child of the pool's, and its reset drops the tasks still queued and waits
  * for those running before the chunks and outputs they write go: an error
@@ -72,7 +72,7 @@
 
 #include "batch.h"
 #include "cpu_radix.h"
-#include "keythreads.h"
+#include "threadpool.h"
 #include "run.h"
 #include "run_file.h"
 #include "run_format.h"
@@ -185,7 +185,7 @@ typedef enum WindowStage
 struct WindowMerge
 {
 	MemoryContext cxt;
-	KeyThreadPool *pool;
+	ThreadPool *pool;
 	const KeyLayout *layout;
 	int			key_words;
 	int			ninputs;
@@ -197,8 +197,8 @@ struct WindowMerge
 	int			nslices;
 
 	WindowStage stage;
-	KeyTaskGroup *fill_group;
-	KeyTaskGroup *merge_group;
+	TaskGroup *fill_group;
+	TaskGroup *merge_group;
 	MemoryContextCallback forget;
 	WindowOutput outputs[2];
 	WindowOutput *merging;		/* the one the next window goes into */
@@ -591,10 +591,10 @@ window_array(void *array, size_t *cap, size_t n, Size size)
 static void
 window_check_tasks(WindowMerge *wm)
 {
-	const char *failure = keythreads_failure(wm->pool);
+	const char *failure = threadpool_failure(wm->pool);
 
 	if (failure)
-		elog(ERROR, "gpusort: the key threads could not merge the runs: %s", failure);
+		elog(ERROR, "gpusort: the pool threads could not merge the runs: %s", failure);
 }
 
 /* Hand the fill of the next window to the threads. */
@@ -612,7 +612,7 @@ window_fill_start(SortRuns *runs, WindowMerge *wm)
 		in->file_size = in->run->files[in->file_index].size;
 	}
 	for (int j = 0; j < wm->ninputs; j++)
-		keythreads_submit(wm->pool, wm->fill_group, fill_inputs, wm, j, j + 1);
+		threadpool_submit(wm->pool, wm->fill_group, fill_inputs, wm, j, j + 1);
 	wm->stage = WINDOW_FILLING;
 }
 
@@ -623,7 +623,7 @@ window_fill_start(SortRuns *runs, WindowMerge *wm)
 static void
 window_fill_finish(SortRuns *runs, WindowMerge *wm)
 {
-	keythreads_wait(wm->pool, wm->fill_group);
+	threadpool_wait(wm->pool, wm->fill_group);
 	window_check_tasks(wm);
 
 	wm->nslices = 0;
@@ -656,7 +656,7 @@ window_fill_finish(SortRuns *runs, WindowMerge *wm)
 	}
 	if (wm->nslices > 0)
 	{
-		keythreads_parallel_for(wm->pool, build_slice_keys, wm, wm->nslices, 1);
+		threadpool_parallel_for(wm->pool, build_slice_keys, wm, wm->nslices, 1);
 		window_check_tasks(wm);
 	}
 	for (int s = 0; s < wm->nslices; s++)
@@ -777,7 +777,7 @@ window_merge_start_ranges(WindowMerge *wm)
 							   (Size) MAXIMUM_ALIGNOF * t);
 	}
 	for (int t = 0; t < nranges; t++)
-		keythreads_submit(wm->pool, wm->merge_group, merge_ranges, wm, t, t + 1);
+		threadpool_submit(wm->pool, wm->merge_group, merge_ranges, wm, t, t + 1);
 	return true;
 }
 
@@ -795,7 +795,7 @@ window_advance(SortRuns *runs, WindowMerge *wm, bool wait)
 		window_fill_start(runs, wm);
 	if (wm->stage == WINDOW_FILLING)
 	{
-		if (!wait && !keythreads_group_done(wm->pool, wm->fill_group))
+		if (!wait && !threadpool_group_done(wm->pool, wm->fill_group))
 			return;
 		oldcxt = MemoryContextSwitchTo(wm->cxt);
 		window_fill_finish(runs, wm);
@@ -804,11 +804,11 @@ window_advance(SortRuns *runs, WindowMerge *wm, bool wait)
 	}
 	if (wm->stage == WINDOW_MERGING)
 	{
-		if (!wait && !keythreads_group_done(wm->pool, wm->merge_group))
+		if (!wait && !threadpool_group_done(wm->pool, wm->merge_group))
 			return;
-		keythreads_wait(wm->pool, wm->merge_group);
+		threadpool_wait(wm->pool, wm->merge_group);
 		window_check_tasks(wm);
-		keythreads_idle(wm->pool);
+		threadpool_idle(wm->pool);
 		wm->stage = WINDOW_MERGED;
 	}
 }
@@ -822,8 +822,8 @@ window_forget(void *arg)
 {
 	WindowMerge *wm = arg;
 
-	keythreads_forget_group(wm->pool, wm->fill_group);
-	keythreads_forget_group(wm->pool, wm->merge_group);
+	threadpool_forget_group(wm->pool, wm->fill_group);
+	threadpool_forget_group(wm->pool, wm->merge_group);
 	for (int j = 0; j < wm->ninputs; j++)
 	{
 		run_file_release_thread_fd(wm->inputs[j].thread_fd);
@@ -834,7 +834,7 @@ window_forget(void *arg)
 /*
  * A merge of the final merge's inputs in windows, or NULL where it does
  * not apply: the keys of some input do not decide the order, there are no
- * key threads, or the merge memory is too small for chunks worth a window.
+ * pool threads, or the merge memory is too small for chunks worth a window.
  * Its inputs are the runs in files (runs_pending) and last, the batch held
  * in memory.
  */
@@ -877,11 +877,11 @@ window_merge_start(SortRuns *runs, SortBatch *last, Size merge_memory)
 	if (nmem && (last->sorted_keys == NULL || !last->keys_order ||
 				 last->sorted_key_words != key_words))
 		return NULL;
-	if (last->pool == NULL && batch_key_threads(last) > 0)
-		batch_start_key_threads(last);
-	/* a pool that a task failed in runs no more tasks (keythreads.c) */
-	if (last->pool == NULL || keythreads_count(last->pool) == 0 ||
-		keythreads_failure(last->pool) != NULL)
+	if (last->pool == NULL && batch_threads(last) > 0)
+		batch_start_threads(last);
+	/* a pool that a task failed in runs no more tasks (threadpool.c) */
+	if (last->pool == NULL || threadpool_count(last->pool) == 0 ||
+		threadpool_failure(last->pool) != NULL)
 		return NULL;
 
 	/* under the pool's memory: see window_forget */
@@ -894,7 +894,7 @@ window_merge_start(SortRuns *runs, SortBatch *last, Size merge_memory)
 	wm->key_words = key_words;
 	wm->ninputs = n;
 	wm->inputs = MemoryContextAllocZero(cxt, sizeof(WindowInput) * n);
-	wm->maxranges = keythreads_count(wm->pool) + 1;
+	wm->maxranges = threadpool_count(wm->pool) + 1;
 	wm->ranges = MemoryContextAllocZero(cxt, sizeof(WindowRange) * wm->maxranges);
 	for (int t = 0; t < wm->maxranges; t++)
 	{
@@ -905,8 +905,8 @@ window_merge_start(SortRuns *runs, SortBatch *last, Size merge_memory)
 	}
 	wm->maxslices = 64;
 	wm->slices = MemoryContextAlloc(cxt, sizeof(KeySlice) * wm->maxslices);
-	wm->fill_group = MemoryContextAllocZero(cxt, sizeof(KeyTaskGroup));
-	wm->merge_group = MemoryContextAllocZero(cxt, sizeof(KeyTaskGroup));
+	wm->fill_group = MemoryContextAllocZero(cxt, sizeof(TaskGroup));
+	wm->merge_group = MemoryContextAllocZero(cxt, sizeof(TaskGroup));
 	wm->merging = &wm->outputs[0];
 	wm->returning = &wm->outputs[1];
 

@@ -14,7 +14,7 @@
  * goes as soon as it has been read to its end, so that a merge does not
  * hold the disk its inputs gave up.
  *
- * The final merge in the key threads (run_merge_window.c) reads the runs'
+ * The final merge in the pool threads (run_merge_window.c) reads the runs'
  * files itself, in its threads, a window at a time; every other merge
  * reads through here.
  *

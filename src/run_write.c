@@ -14,18 +14,18 @@
  * the key the engine sorted only where the layout is generic: a fixed key
  * is built again from the tuple as the run is read (runs_rebuild_keys, in
  * run.c), and a key that cannot decide a merge is not written at all.  The
- * run reader (run_read.c) and the final merge in the key threads
+ * run reader (run_read.c) and the final merge in the pool threads
  * (run_merge_window.c) read the runs back.
  *
  * A batch's run is written in one of three ways, by its size and by
- * whether the batch has key threads:
+ * whether the batch has pool threads:
  *
  * - a small run, by the backend, record after record through a buffer
  *	 (run_output_record);
- * - a large run, by the backend with the batch's key threads serializing
+ * - a large run, by the backend with the batch's pool threads serializing
  *	 its records in slices while the backend writes the previous slice
  *	 (write_batch_in_threads);
- * - *behind* the backend: the key threads serialize and write it while
+ * - *behind* the backend: the pool threads serialize and write it while
  *	 the backend goes on loading the next batch (runs_write_batch with
  *	 behind, runs_finish_write); sort.c keeps the batch until then.
  *
@@ -42,7 +42,7 @@
 #include "utils/memutils.h"
 
 #include "faults.h"
-#include "keythreads.h"
+#include "threadpool.h"
 #include "run_format.h"
 #include "run_internal.h"
 
@@ -87,7 +87,7 @@ run_output_record(RunOutput *out, int key_words, const uint64 *key,
 }
 
 /*
- * Writing a large run with the batch's key threads: the sorted tuples lie
+ * Writing a large run with the batch's pool threads: the sorted tuples lie
  * at random places in the arena, so serializing them one by one waits for
  * memory at every record.  Instead, slices of SPILL_SLICE_RECORDS records
  * are serialized into a buffer by the threads (the sizes first, then the
@@ -144,10 +144,10 @@ serialize_records(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 
 /* Serialize slice sl in the threads: sizes, offsets, then (queued) bytes. */
 static void
-start_slice(KeyThreadPool *pool, KeyTaskGroup *group, SpillSlice *sl, MemoryContext cxt)
+start_slice(ThreadPool *pool, TaskGroup *group, SpillSlice *sl, MemoryContext cxt)
 {
 	sl->offsets[0] = 0;
-	keythreads_parallel_for(pool, measure_records, sl, sl->n, SPILL_TASK_RECORDS);
+	threadpool_parallel_for(pool, measure_records, sl, sl->n, SPILL_TASK_RECORDS);
 	for (size_t i = 0; i < sl->n; i++)
 		sl->offsets[i + 1] += sl->offsets[i];
 	if (sl->offsets[sl->n] > sl->buflen)
@@ -158,7 +158,7 @@ start_slice(KeyThreadPool *pool, KeyTaskGroup *group, SpillSlice *sl, MemoryCont
 		sl->buf = MemoryContextAllocHuge(cxt, sl->buflen);
 	}
 	for (size_t from = 0; from < sl->n; from += SPILL_TASK_RECORDS)
-		keythreads_submit(pool, group, serialize_records, sl, from,
+		threadpool_submit(pool, group, serialize_records, sl, from,
 						  Min(sl->n, from + SPILL_TASK_RECORDS));
 }
 
@@ -168,13 +168,13 @@ start_slice(KeyThreadPool *pool, KeyTaskGroup *group, SpillSlice *sl, MemoryCont
  * size limit, temp_file_limit, a cancel) while the threads still serialize
  * the other, and they must not read a stack that the error unwinds, nor
  * buffers already freed.  The spill's memory goes first (a child of the
- * batch's, made after the key threads'), and waits for its tasks then.
+ * batch's, made after the pool threads'), and waits for its tasks then.
  */
 typedef struct SpillState
 {
 	SpillSlice	slices[2];
-	KeyTaskGroup *groups[2];
-	KeyThreadPool *pool;
+	TaskGroup *groups[2];
+	ThreadPool *pool;
 	MemoryContextCallback forget;
 } SpillState;
 
@@ -183,8 +183,8 @@ spill_forget(void *arg)
 {
 	SpillState *st = (SpillState *) arg;
 
-	keythreads_forget_group(st->pool, st->groups[0]);
-	keythreads_forget_group(st->pool, st->groups[1]);
+	threadpool_forget_group(st->pool, st->groups[0]);
+	threadpool_forget_group(st->pool, st->groups[1]);
 }
 
 static void
@@ -194,7 +194,7 @@ write_batch_in_threads(SortBatch *batch, RunFile *file, int key_words)
 											  ALLOCSET_DEFAULT_SIZES);
 	SpillState *st = MemoryContextAllocZero(cxt, sizeof(SpillState));
 	SpillSlice *slices = st->slices;
-	KeyTaskGroup **groups = st->groups;
+	TaskGroup **groups = st->groups;
 	size_t		next = 0;
 	int			cur = 0;
 	bool		pending = false;
@@ -204,7 +204,7 @@ write_batch_in_threads(SortBatch *batch, RunFile *file, int key_words)
 	{
 		slices[s].key_words = key_words;
 		slices[s].offsets = MemoryContextAlloc(cxt, sizeof(Size) * (SPILL_SLICE_RECORDS + 1));
-		groups[s] = keythreads_group_create(batch->pool);
+		groups[s] = threadpool_group_create(batch->pool);
 	}
 	st->forget.func = spill_forget;
 	st->forget.arg = st;
@@ -228,19 +228,19 @@ write_batch_in_threads(SortBatch *batch, RunFile *file, int key_words)
 		}
 		if (pending)
 		{
-			keythreads_wait(batch->pool, groups[1 - cur]);
+			threadpool_wait(batch->pool, groups[1 - cur]);
 			CHECK_FOR_INTERRUPTS();
 			run_file_append(file, prev->buf, prev->offsets[prev->n]);
 		}
 		pending = started;
 		cur = 1 - cur;
 	}
-	keythreads_wait_all(batch->pool);
+	threadpool_wait_all(batch->pool);
 	MemoryContextDelete(cxt);
 }
 
 /*
- * A run written behind the backend: the batch's key threads serialize its
+ * A run written behind the backend: the batch's pool threads serialize its
  * sorted records and write them with pwrite() into the extent that the
  * backend reserved (run_file.c), while the backend loads the next batch.
  * The run is cut into parts of consecutive records, one task each; each
@@ -249,7 +249,7 @@ write_batch_in_threads(SortBatch *batch, RunFile *file, int key_words)
  * writes a run with the same threads.  The writer lives in the batch's
  * memory, which sort.c keeps until runs_finish_write; the threads'
  * descriptor is closed there or, after an error, by release_writer_fd when
- * that memory goes, after the batch's key threads have been joined (they
+ * that memory goes, after the batch's pool threads have been joined (they
  * belong to a child of that memory).
  */
 #define RUN_WRITER_BUFFER	((Size) 1024 * 1024)
@@ -275,8 +275,8 @@ struct RunWriter
 	int			fd;				/* ... the threads' descriptor of it, or -1 */
 	int			nparts;
 	RunWriterPart parts[RUN_WRITER_PARTS];
-	KeyThreadPool *pool;
-	KeyTaskGroup *group;
+	ThreadPool *pool;
+	TaskGroup *group;
 	MemoryContextCallback release;
 };
 
@@ -381,7 +381,7 @@ write_parts(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 
 /*
  * Start writing the batch's run behind the backend; false if it cannot be
- * (no key thread, or no descriptor to spare), and the caller writes it.
+ * (no pool thread, or no descriptor to spare), and the caller writes it.
  */
 static bool
 start_write_behind(SortRuns *runs, SortBatch *batch, SortedRun *run, int key_words)
@@ -392,9 +392,9 @@ start_write_behind(SortRuns *runs, SortBatch *batch, SortedRun *run, int key_wor
 	Size		total = 0;
 
 	/* a batch whose keys the backend encoded as it loaded has no threads yet */
-	if (batch->pool == NULL && batch_key_threads(batch) > 0)
-		batch_start_key_threads(batch);
-	if (batch->pool == NULL || keythreads_count(batch->pool) == 0)
+	if (batch->pool == NULL && batch_threads(batch) > 0)
+		batch_start_threads(batch);
+	if (batch->pool == NULL || threadpool_count(batch->pool) == 0)
 		return false;
 	w = MemoryContextAllocZero(batch->cxt, sizeof(RunWriter));
 	w->file = &run->files[0];
@@ -408,7 +408,7 @@ start_write_behind(SortRuns *runs, SortBatch *batch, SortedRun *run, int key_wor
 	w->sorted = batch->sorted;
 	w->keys = key_words ? batch->sorted_keys : NULL;
 	w->key_words = key_words;
-	w->nparts = Min(keythreads_count(batch->pool), RUN_WRITER_PARTS);
+	w->nparts = Min(threadpool_count(batch->pool), RUN_WRITER_PARTS);
 	for (int p = 0; p < w->nparts; p++)
 	{
 		w->parts[p].from = n * p / w->nparts;
@@ -416,7 +416,7 @@ start_write_behind(SortRuns *runs, SortBatch *batch, SortedRun *run, int key_wor
 	}
 
 	/* each part's length, to reserve the run's extent in the backend */
-	keythreads_parallel_for(batch->pool, measure_parts, w, w->nparts, 1);
+	threadpool_parallel_for(batch->pool, measure_parts, w, w->nparts, 1);
 	for (int p = 0; p < w->nparts; p++)
 		total += w->parts[p].bytes;
 	offset = run_file_reserve(&run->files[0], total);
@@ -428,23 +428,23 @@ start_write_behind(SortRuns *runs, SortBatch *batch, SortedRun *run, int key_wor
 	}
 
 	w->pool = batch->pool;
-	w->group = keythreads_group_create(batch->pool);
+	w->group = threadpool_group_create(batch->pool);
 	for (int p = 0; p < w->nparts; p++)
-		keythreads_submit(batch->pool, w->group, write_parts, w, p, p + 1);
+		threadpool_submit(batch->pool, w->group, write_parts, w, p, p + 1);
 
 	/*
-	 * The pool is not counted among the server's sorts with key threads
+	 * The pool is not counted among the server's sorts with pool threads
 	 * while it writes, so that the next batch's own threads get this sort's
 	 * share: the writer's threads spend most of their time in the kernel.
 	 */
-	keythreads_idle(batch->pool);
+	threadpool_idle(batch->pool);
 	runs->writer = w;
 	return true;
 }
 
 /*
  * Write the batch's sorted tuples (and keys) as a new run.  With behind,
- * a key thread may write it while the backend goes on; then true is
+ * a pool thread may write it while the backend goes on; then true is
  * returned, and the batch must stay as it is until runs_finish_write.
  */
 bool
@@ -472,7 +472,7 @@ runs_write_batch(SortRuns *runs, SortBatch *batch, bool behind)
 	gpusort_fault_point(GPUSORT_PHASE_SPILL);
 	if (written_behind)
 		;
-	else if (batch->pool && keythreads_count(batch->pool) > 0 &&
+	else if (batch->pool && threadpool_count(batch->pool) > 0 &&
 			 batch->ntuples >= 2 * SPILL_SLICE_RECORDS)
 		write_batch_in_threads(batch, &run->files[0], key_words);
 	else
@@ -505,7 +505,7 @@ bool
 runs_write_done(SortRuns *runs)
 {
 	return runs->writer == NULL ||
-		keythreads_group_done(runs->writer->pool, runs->writer->group);
+		threadpool_group_done(runs->writer->pool, runs->writer->group);
 }
 
 /*
@@ -519,7 +519,7 @@ runs_finish_write(SortRuns *runs)
 
 	if (w == NULL)
 		return;
-	keythreads_wait(w->pool, w->group);
+	threadpool_wait(w->pool, w->group);
 	runs->writer = NULL;
 	release_writer_fd(w);
 	for (int p = 0; p < w->nparts; p++)

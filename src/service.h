@@ -32,7 +32,7 @@
  *
  * shmem_startup (service_shmem.c) only lays the memory out: the postmaster
  * never touches CUDA.  What the sorts of all backends share apart from the
- * service (the server's memory budget, the key threads' count, the
+ * service (the server's memory budget, the pool threads' count, the
  * counters of gpusort_stat) is in the extension's shared memory (shmem.h).
  *
  *-------------------------------------------------------------------------

@@ -38,7 +38,7 @@ int			gpusort_service_max_wait_ms = 1000;
 int			gpusort_service_split_rows = 0;
 int			gpusort_gpu_split_parts = 0;
 int			gpusort_host_cache_kb = 2 * 1024 * 1024; /* 2 GB */
-int			gpusort_key_threads = -1;	/* -1: half the CPUs, at most 16 */
+int			gpusort_threads = -1;	/* -1: half the CPUs, at most 16 */
 bool		gpusort_key_overlap = true;
 bool		gpusort_write_behind = true;
 char	   *gpusort_inject_fault = NULL;	/* faults.h: tests only */
@@ -260,13 +260,13 @@ settings_init(GucIntAssignHook host_cache_assign)
 							PGC_SUSET, GUC_UNIT_KB,
 							NULL, host_cache_assign, NULL);
 
-	DefineCustomIntVariable("gpusort.key_threads",
+	DefineCustomIntVariable("gpusort.threads",
 							"Threads that build sort keys (collation keys while the input is "
 							"read, the others after it) and share the CPU engine's radix sort "
 							"beside the backend; -1 means half the CPUs, at most 16, and "
 							"no more than the CPUs leave to each sort loading or sorting on the server.",
 							"0 leaves every key and sort to the backend itself.",
-							&gpusort_key_threads,
+							&gpusort_threads,
 							-1, -1, 64,
 							PGC_SUSET, 0,
 							NULL, NULL, NULL);
@@ -284,7 +284,7 @@ settings_init(GucIntAssignHook host_cache_assign)
 							   NULL);
 
 	DefineCustomBoolVariable("gpusort.write_behind",
-							 "Writes a sorted run in a key thread while the next run loads.",
+							 "Writes a sorted run in a pool thread while the next run loads.",
 							 "Off: the backend writes each run before it reads on.",
 							 &gpusort_write_behind,
 							 true,
@@ -293,7 +293,7 @@ settings_init(GucIntAssignHook host_cache_assign)
 
 	DefineCustomBoolVariable("gpusort.key_overlap",
 							 "Builds collation keys (libc, ICU) while the input is still being read.",
-							 "Off: after the whole input is read, with every key thread "
+							 "Off: after the whole input is read, with every pool thread "
 							 "and the backend, as cheaper keys always are; faster where "
 							 "the threads would share the backend's cores.",
 							 &gpusort_key_overlap,

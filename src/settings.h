@@ -50,7 +50,7 @@ extern int	gpusort_gpu_algorithm;
 extern int	gpusort_gpu_min_rows;
 extern int	gpusort_gpu_split_parts;
 extern int	gpusort_host_cache_kb;
-extern int	gpusort_key_threads;
+extern int	gpusort_threads;
 extern bool gpusort_key_overlap;
 extern bool gpusort_write_behind;
 

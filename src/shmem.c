@@ -49,7 +49,7 @@ gpusort_shmem_startup(void)
 		memset(shared, 0, sizeof(GpuSortShared));
 		pg_atomic_init_u64(&shared->sort_memory_held, 0);
 		pg_atomic_init_u64(&shared->sort_memory_peak, 0);
-		pg_atomic_init_u32(&shared->sorts_with_key_threads, 0);
+		pg_atomic_init_u32(&shared->sorts_with_threads, 0);
 		for (int i = 0; i < NUM_STAT_ENGINES; i++)
 		{
 			pg_atomic_init_u64(&shared->sorts[i], 0);

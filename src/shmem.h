@@ -5,8 +5,8 @@
  *	  all backends share, apart from the GPU service (service.h).
  *
  * It holds the host memory all GpuSorts hold against
- * gpusort.server_memory (sort_budget.c), the sorts whose key threads run
- * (keythreads.c), and the counters of the view gpusort_stat (stat.c),
+ * gpusort.server_memory (sort_budget.c), the sorts whose pool threads run
+ * (threadpool.c), and the counters of the view gpusort_stat (stat.c),
  * with what they count (ServiceFallback, StatEngineKind), so that stat.c
  * reads them here and shmem.c needs nothing of it.
  * It exists only when gpusort is in shared_preload_libraries; loaded any
@@ -53,8 +53,8 @@ typedef struct GpuSortShared
 	/* the most it has been since the server started */
 	pg_atomic_uint64 sort_memory_peak;
 
-	/* sorts of the server whose key threads are running (keythreads.c) */
-	pg_atomic_uint32 sorts_with_key_threads;
+	/* sorts of the server whose pool threads are running (threadpool.c) */
+	pg_atomic_uint32 sorts_with_threads;
 
 	/* counters (gpusort_stat) */
 	pg_atomic_uint64 sorts[NUM_STAT_ENGINES];

@@ -20,7 +20,7 @@
  * planner's estimate of the input says so, so that the last batch, which
  * is never written, is a full one (balance_runs).
  *
- * With gpusort.write_behind, a run is written by its batch's key threads
+ * With gpusort.write_behind, a run is written by its batch's pool threads
  * while the backend loads the next batch: the batch is moved aside
  * (`writing`) and freed when its run is written, and until then the next
  * batch may hold only what the budget leaves beside it.  So that it has
@@ -51,7 +51,7 @@
 
 #include "faults.h"
 #include "hostmem.h"
-#include "keythreads.h"
+#include "threadpool.h"
 #include "stat.h"
 #include "sort.h"
 #include "batch.h"
@@ -82,7 +82,7 @@ typedef enum SortStatus
 	SORT_MERGED					/* sorted runs, read through the merge */
 } SortStatus;
 
-struct Gpusortstate
+struct Sorter
 {
 	/* what begin was given, kept for gpusort_sort_reset() */
 	TupleDesc	tupdesc;
@@ -144,7 +144,7 @@ phases_during_load_ms(const GpuSortStats *stats)
  * phases took meanwhile, which they report as their own.
  */
 static void
-load_phase_done(Gpusortstate *state)
+load_phase_done(Sorter *state)
 {
 	GpuSortStats *stats = state->sh.stats;
 
@@ -157,7 +157,7 @@ load_phase_done(Gpusortstate *state)
  * keys' support, the work slots, the key layout and an empty batch.
  */
 static void
-sort_start(Gpusortstate *state, MemoryContext parent)
+sort_start(Sorter *state, MemoryContext parent)
 {
 	GpuSortStats *stats = &state->stats;
 	MemoryContext cxt = AllocSetContextCreate(parent, "GpuSort",
@@ -214,7 +214,7 @@ sort_start(Gpusortstate *state, MemoryContext parent)
  * threads, temporary files.
  */
 static void
-sort_release(Gpusortstate *state)
+sort_release(Sorter *state)
 {
 	/* the writer's thread first: it reads the batch and writes a run */
 	if (state->writing_active)
@@ -238,13 +238,13 @@ sort_release(Gpusortstate *state)
  * the planner's estimate of the input, by which the runs are balanced.
  * sortopt: GPUSORT_SORT_RANDOMACCESS, GPUSORT_SORT_TIMED (sort.h).
  */
-Gpusortstate *
+Sorter *
 gpusort_sort_begin(TupleDesc tupdesc, int nkeys, const AttrNumber *attNums,
 				   const Oid *sortOperators, const Oid *sortCollations,
 				   const bool *nullsFirstFlags, double expected_rows,
 				   int sortopt)
 {
-	Gpusortstate *state = palloc0(sizeof(Gpusortstate));
+	Sorter *state = palloc0(sizeof(Sorter));
 
 	Assert(nkeys > 0);
 	state->tupdesc = tupdesc;
@@ -270,19 +270,19 @@ gpusort_sort_begin(TupleDesc tupdesc, int nkeys, const AttrNumber *attNums,
  * sort since begin, which is what EXPLAIN ANALYZE shows of a rescanned node.
  */
 void
-gpusort_sort_reset(Gpusortstate *state)
+gpusort_sort_reset(Sorter *state)
 {
 	MemoryContext parent = MemoryContextGetParent(state->cxt);
 
 	sort_release(state);
-	memset(((char *) state) + offsetof(Gpusortstate, cxt), 0,
-		   sizeof(Gpusortstate) - offsetof(Gpusortstate, cxt));
+	memset(((char *) state) + offsetof(Sorter, cxt), 0,
+		   sizeof(Sorter) - offsetof(Sorter, cxt));
 	sort_start(state, parent);
 }
 
 /* What the sort's sorts did, since begin. */
 const GpuSortStats *
-gpusort_sort_get_stats(Gpusortstate *state)
+gpusort_sort_get_stats(Sorter *state)
 {
 	return &state->stats;
 }
@@ -300,7 +300,7 @@ gpusort_sort_get_stats(Gpusortstate *state)
  * once cannot take the same memory, and gpusort.server_memory holds.
  */
 static Size
-batch_ceiling(Gpusortstate *state)
+batch_ceiling(Sorter *state)
 {
 	Size		limit = budget_available(&state->budget);
 
@@ -331,7 +331,7 @@ batch_ceiling(Gpusortstate *state)
  * from memory, one run more than an exact estimate gives.
  */
 static void
-balance_runs(Gpusortstate *state)
+balance_runs(Sorter *state)
 {
 	double		remaining = state->sh.expected_rows - (double) state->tuples_put;
 	double		full = 0.9 * state->full_batch_records;
@@ -355,7 +355,7 @@ balance_runs(Gpusortstate *state)
  * limit grew.
  */
 static bool
-reserve_batch(Gpusortstate *state, Size want)
+reserve_batch(Sorter *state, Size want)
 {
 	SortBatch  *batch = &state->batch;
 	Size		before = batch->limit;
@@ -374,7 +374,7 @@ reserve_batch(Gpusortstate *state, Size want)
  * grew; false if the ceiling or the budgets left it where it was.
  */
 static bool
-grow_batch(Gpusortstate *state)
+grow_batch(Sorter *state)
 {
 	SortBatch  *batch = &state->batch;
 	Size		need = batch_memory(batch, batch->ntuples + MEMORY_CHECK_TUPLES,
@@ -389,7 +389,7 @@ grow_batch(Gpusortstate *state)
 
 /* Start a batch: its limit, its keys and its engine. */
 static void
-start_batch(Gpusortstate *state)
+start_batch(Sorter *state)
 {
 	SortBatch  *batch = &state->batch;
 	Size		ceiling;
@@ -419,7 +419,7 @@ batch_held(SortBatch *batch)
 
 /* Sort the batch; with keep_keys, for a merge. */
 static void
-sort_batch(Gpusortstate *state, bool keep_keys)
+sort_batch(Sorter *state, bool keep_keys)
 {
 	SortBatch  *batch = &state->batch;
 	GpuSortStats *stats = state->sh.stats;
@@ -447,7 +447,7 @@ sort_batch(Gpusortstate *state, bool keep_keys)
  * The time waited counts as the spill's.
  */
 static void
-finish_writing(Gpusortstate *state)
+finish_writing(Sorter *state)
 {
 	instr_time	start;
 
@@ -463,7 +463,7 @@ finish_writing(Gpusortstate *state)
 
 /* The batch is full: sort it, write it as a run, and empty it. */
 static void
-spill_batch(Gpusortstate *state)
+spill_batch(Sorter *state)
 {
 	SortBatch  *batch = &state->batch;
 	Size		held;
@@ -533,7 +533,7 @@ batch_memory_with(SortBatch *batch, double more)
  * inputs.
  */
 static bool
-spill_early(Gpusortstate *state, Size held)
+spill_early(Sorter *state, Size held)
 {
 	SortBatch  *batch = &state->batch;
 	Size		full = Max(state->batch_ceiling, batch->limit) + state->writing_held;
@@ -549,7 +549,7 @@ spill_early(Gpusortstate *state, Size held)
 		room -= room / 8;
 	if (!gpusort_write_behind || batch->ntuples < RUN_WRITE_BEHIND_MIN_RECORDS ||
 		held < room - room / WRITE_BEHIND_ROOM || held >= full ||
-		batch_key_threads(batch) == 0)
+		batch_threads(batch) == 0)
 		return false;
 	if (remaining <= 0)
 		return state->runs != NULL;
@@ -561,7 +561,7 @@ spill_early(Gpusortstate *state, Size held)
  * budgets, and the batch's ceiling is taken again.
  */
 static void
-writing_done(Gpusortstate *state)
+writing_done(Sorter *state)
 {
 	finish_writing(state);
 	(void) reserve_batch(state, state->batch.limit);
@@ -574,7 +574,7 @@ writing_done(Gpusortstate *state)
  * memory.
  */
 static bool
-make_room(Gpusortstate *state)
+make_room(Sorter *state)
 {
 	if (!state->writing_active)
 		return false;
@@ -597,7 +597,7 @@ store_tuple(SortBatch *batch, TupleTableSlot *slot, MinimalTuple tuple)
  * that cannot grow is spilled.  True if it was.
  */
 static bool
-hold_batch_memory(Gpusortstate *state)
+hold_batch_memory(Sorter *state)
 {
 	SortBatch  *batch = &state->batch;
 	Size		held = batch_memory(batch, batch->ntuples, 0);
@@ -625,7 +625,7 @@ hold_batch_memory(Gpusortstate *state)
  * MinimalTuple.  A full batch is sorted into a run first.
  */
 static void
-put_tuple(Gpusortstate *state, TupleTableSlot *slot, MinimalTuple tuple)
+put_tuple(Sorter *state, TupleTableSlot *slot, MinimalTuple tuple)
 {
 	SortBatch  *batch = &state->batch;
 
@@ -654,27 +654,27 @@ put_tuple(Gpusortstate *state, TupleTableSlot *slot, MinimalTuple tuple)
 }
 
 void
-gpusort_sort_puttupleslot(Gpusortstate *state, TupleTableSlot *slot)
+gpusort_sort_puttupleslot(Sorter *state, TupleTableSlot *slot)
 {
 	put_tuple(state, slot, NULL);
 }
 
 /* Put a MinimalTuple (a parallel load's, from shared memory), copied. */
 void
-gpusort_sort_puttuple(Gpusortstate *state, MinimalTuple tuple)
+gpusort_sort_puttuple(Sorter *state, MinimalTuple tuple)
 {
 	put_tuple(state, NULL, tuple);
 }
 
 /*
  * Put blocks of MinimalTuples (a parallel load's chunks), copied into the
- * arena by the key threads (batch_load.c).  A batch without room for the
+ * arena by the pool threads (batch_load.c).  A batch without room for the
  * next block is spilled first.  Returns how many blocks were put, from the
  * first: one that even an empty batch cannot take stops it, and the caller
  * puts the rest a tuple at a time.
  */
 int
-gpusort_sort_putblocks(Gpusortstate *state, const TupleBlock *blocks, int nblocks)
+gpusort_sort_putblocks(Sorter *state, const TupleBlock *blocks, int nblocks)
 {
 	SortBatch  *batch = &state->batch;
 	int			nput = 0;
@@ -708,7 +708,7 @@ gpusort_sort_putblocks(Gpusortstate *state, const TupleBlock *blocks, int nblock
 }
 
 void
-gpusort_sort_performsort(Gpusortstate *state)
+gpusort_sort_performsort(Sorter *state)
 {
 	SortBatch  *batch = &state->batch;
 	GpuSortStats *stats = state->sh.stats;
@@ -768,9 +768,9 @@ gpusort_sort_performsort(Gpusortstate *state)
 		stats->disk_kb = runs_disk_kb(state->runs);
 		state->status = SORT_MERGED;
 	}
-	/* the rows now go out without the key threads: leave the CPUs to others */
+	/* the rows now go out without the pool threads: leave the CPUs to others */
 	if (batch->pool)
-		keythreads_idle(batch->pool);
+		threadpool_idle(batch->pool);
 
 	stats->key_words = layout->key_words;
 	stats->exact = layout->exact;
@@ -800,7 +800,7 @@ gpusort_sort_performsort(Gpusortstate *state)
 }
 
 static bool
-next_tuple(Gpusortstate *state, bool forward, TupleTableSlot *slot)
+next_tuple(Sorter *state, bool forward, TupleTableSlot *slot)
 {
 	SortBatch  *batch = &state->batch;
 	MinimalTuple tuple = NULL;
@@ -841,7 +841,7 @@ next_tuple(Gpusortstate *state, bool forward, TupleTableSlot *slot)
  * end.
  */
 bool
-gpusort_sort_gettupleslot(Gpusortstate *state, bool forward, TupleTableSlot *slot)
+gpusort_sort_gettupleslot(Sorter *state, bool forward, TupleTableSlot *slot)
 {
 	instr_time	start;
 	bool		found;
@@ -855,7 +855,7 @@ gpusort_sort_gettupleslot(Gpusortstate *state, bool forward, TupleTableSlot *slo
 }
 
 void
-gpusort_sort_markpos(Gpusortstate *state)
+gpusort_sort_markpos(Sorter *state)
 {
 	if (state->status == SORT_MERGED)
 		runs_merge_markpos(state->merge);
@@ -864,7 +864,7 @@ gpusort_sort_markpos(Gpusortstate *state)
 }
 
 void
-gpusort_sort_restorepos(Gpusortstate *state)
+gpusort_sort_restorepos(Sorter *state)
 {
 	if (state->status == SORT_MERGED)
 		runs_merge_restorepos(state->merge);
@@ -874,7 +874,7 @@ gpusort_sort_restorepos(Gpusortstate *state)
 
 /* Rewind to the first tuple; false if the sort cannot (no random access). */
 bool
-gpusort_sort_rescan(Gpusortstate *state)
+gpusort_sort_rescan(Sorter *state)
 {
 	if (state->status == SORT_MERGED)
 	{
@@ -888,9 +888,9 @@ gpusort_sort_rescan(Gpusortstate *state)
 	return true;
 }
 
-/* Free everything: memory, engine, key threads, temporary files. */
+/* Free everything: memory, engine, pool threads, temporary files. */
 void
-gpusort_sort_end(Gpusortstate *state)
+gpusort_sort_end(Sorter *state)
 {
 	sort_release(state);
 	if (state->stats.fallback)

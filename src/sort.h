@@ -42,7 +42,7 @@
 #include "sort_stats.h"
 #include "tuple_block.h"
 
-typedef struct Gpusortstate Gpusortstate;
+typedef struct Sorter Sorter;
 
 /* gpusort_sort_begin's options, as tuplesort's sortopt */
 #define GPUSORT_SORT_RANDOMACCESS	(1 << 0)	/* backward scans, mark and
@@ -52,24 +52,24 @@ typedef struct Gpusortstate Gpusortstate;
 												 * TIMING): two clock
 												 * readings a tuple */
 
-extern Gpusortstate *gpusort_sort_begin(TupleDesc tupdesc, int nkeys,
+extern Sorter *gpusort_sort_begin(TupleDesc tupdesc, int nkeys,
 										const AttrNumber *attNums,
 										const Oid *sortOperators,
 										const Oid *sortCollations,
 										const bool *nullsFirstFlags,
 										double expected_rows, int sortopt);
-extern void gpusort_sort_puttupleslot(Gpusortstate *state, TupleTableSlot *slot);
-extern void gpusort_sort_puttuple(Gpusortstate *state, MinimalTuple tuple);
-extern int	gpusort_sort_putblocks(Gpusortstate *state, const TupleBlock *blocks,
+extern void gpusort_sort_puttupleslot(Sorter *state, TupleTableSlot *slot);
+extern void gpusort_sort_puttuple(Sorter *state, MinimalTuple tuple);
+extern int	gpusort_sort_putblocks(Sorter *state, const TupleBlock *blocks,
 								   int nblocks);
-extern void gpusort_sort_performsort(Gpusortstate *state);
-extern bool gpusort_sort_gettupleslot(Gpusortstate *state, bool forward,
+extern void gpusort_sort_performsort(Sorter *state);
+extern bool gpusort_sort_gettupleslot(Sorter *state, bool forward,
 									  TupleTableSlot *slot);
-extern void gpusort_sort_markpos(Gpusortstate *state);
-extern void gpusort_sort_restorepos(Gpusortstate *state);
-extern bool gpusort_sort_rescan(Gpusortstate *state);
-extern void gpusort_sort_reset(Gpusortstate *state);
-extern const GpuSortStats *gpusort_sort_get_stats(Gpusortstate *state);
-extern void gpusort_sort_end(Gpusortstate *state);
+extern void gpusort_sort_markpos(Sorter *state);
+extern void gpusort_sort_restorepos(Sorter *state);
+extern bool gpusort_sort_rescan(Sorter *state);
+extern void gpusort_sort_reset(Sorter *state);
+extern const GpuSortStats *gpusort_sort_get_stats(Sorter *state);
+extern void gpusort_sort_end(Sorter *state);
 
 #endif							/* GPUSORT_SORT_H */

@@ -30,7 +30,7 @@ typedef struct GpuSortStats
 	int64		resolved;		/* records in runs ordered by comparators */
 	const char *key_kind;		/* key_layout_describe() */
 	bool		generic_keys;	/* keys built by keys_build.c */
-	int			key_threads;	/* threads that built keys (generic path) */
+	int			threads;		/* the pool's threads that built keys (generic path) */
 	int			refine_rounds;	/* refinement rounds (refine.c) */
 	int64		refined;		/* records sorted again, over all rounds */
 	bool		refined_on_gpu;
@@ -51,7 +51,7 @@ typedef struct GpuSortStats
 	double		transfer_ms;	/* GPU part of sort_ms: copies */
 	double		device_sort_ms; /* GPU part of sort_ms: kernels */
 	double		resolve_ms;
-	double		key_build_ms;	/* key threads' busy time, all together */
+	double		key_build_ms;	/* pool threads' busy time, all together */
 	double		refine_ms;
 	double		check_ms;
 	double		spill_ms;		/* writing runs */

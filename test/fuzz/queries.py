@@ -160,7 +160,7 @@ class Gen:
         if r.random() < 0.05:
             s['gpusort.max_memory'] = "'1MB'"
         if r.random() < 0.1:
-            s['gpusort.key_threads'] = r.choice(['1', '2', '4'])
+            s['gpusort.threads'] = r.choice(['1', '2', '4'])
         return s
 
     def limit(self):

@@ -13,7 +13,7 @@
 #     written (delay:spill) and while runs are merged (delay:merge) cancel
 #     the query, and no temporary file stays;
 #  5. runs written behind the load: the same rows, temp_file_limit's
-#     error, and a cancel while the key threads write a run, with no
+#     error, and a cancel while the pool threads write a run, with no
 #     temporary file left;
 #  6. values stored out of line, larger than the budget many times over:
 #     the merge reads no more of the TOAST table than Sort does;
@@ -154,11 +154,11 @@ for my $phase ('spill', 'merge')
 }
 
 # 5. runs written behind the load (gpusort.write_behind): 700k rows under
-# 24 MB with two key threads write runs of more than 128k records, which
+# 24 MB with two pool threads write runs of more than 128k records, which
 # the threads write while the backend loads on
 $node->safe_psql('postgres',
 	'CREATE TABLE wb AS SELECT g AS id, hashint4(g) % 100000 AS k FROM generate_series(1, 700000) g; ANALYZE wb');
-my $wb_setup = "SET gpusort.max_memory = '24MB'; SET gpusort.key_threads = 2;";
+my $wb_setup = "SET gpusort.max_memory = '24MB'; SET gpusort.threads = 2;";
 my $wb_query = q{SELECT md5(string_agg(k || ':' || id, ',')), count(*) FROM (SELECT k, id FROM wb ORDER BY k, id) x};
 my $wb_native = $node->safe_psql('postgres', "SET gpusort.enabled = off; $wb_query");
 $plan = $node->safe_psql('postgres',
@@ -171,7 +171,7 @@ is($node->safe_psql('postgres', "$wb_setup $wb_query"), $wb_native,
 like($stderr, qr/temporary file size exceeds "?temp_file_limit"? \(2048kB\)/,
 	'write behind: temp_file_limit, with PostgreSQL\'s own error');
 is(temp_files(), 0, 'write behind: temp_file_limit: no temporary file left');
-cancel_held('spill', $wb_setup, $wb_query, $wb_native, 'while the key threads write a run', 1);
+cancel_held('spill', $wb_setup, $wb_query, $wb_native, 'while the pool threads write a run', 1);
 
 # 6. values stored out of line, far larger than the budget: a merge
 # detoasts each for its comparisons once, not twice at every comparison,

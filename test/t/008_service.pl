@@ -22,7 +22,7 @@
 #  5. 100 sessions sorting at once (pgbench, each transaction checking
 #     its own order): no failure, every sort counted by gpusort_stat, and
 #     nothing left running or reserved on any GPU;
-#  6. key threads by default are shared among the sorts that are loading
+#  6. pool threads by default are shared among the sorts that are loading
 #     or sorting at once: beside a sort that returns its rows (a cursor,
 #     fetched from once) a sort gets as many threads as alone; while
 #     another session's sort is held after its keys are built (an injected
@@ -231,26 +231,26 @@ nothing_reserved('after 100 sessions');
 is($node->safe_psql('postgres', $any_gpusort_process),
 	$cuda ? '1' : '0', $cuda ? 'one worker throughout' : 'no gpusort process throughout');
 
-# 6. key threads shared among the sorts that are loading or sorting; the
+# 6. pool threads shared among the sorts that are loading or sorting; the
 # sorts here are serial and within the budget whatever the server's
 # configuration (test/run.sh may force parallel plans or tiny budgets)
 $node->safe_psql('postgres',
 	q{CREATE TABLE kt AS SELECT hashint4(g) AS k FROM generate_series(1, 300000) g});
-my $kt_settings = q{SET gpusort.key_threads = -1; SET gpusort.max_memory = '1GB';
+my $kt_settings = q{SET gpusort.threads = -1; SET gpusort.max_memory = '1GB';
 SET max_parallel_workers_per_gather = 0;};
 my $kt_sort = q{SELECT k FROM kt ORDER BY k};
 
-sub key_threads
+sub pool_threads
 {
 	my $plan = $node->safe_psql('postgres',
 		"$kt_settings EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF) $kt_sort");
 	die "not a GpuSort:\n$plan" unless $plan =~ /Custom Scan \(GpuSort\)/;
-	return $plan =~ /Key Threads: (\d+)/ ? $1 : 0;
+	return $plan =~ /Threads: (\d+)/ ? $1 : 0;
 }
-my $alone = key_threads();
+my $alone = pool_threads();
 SKIP:
 {
-	skip 'one CPU: no key threads to share', 5 if $alone == 0;
+	skip 'one CPU: no pool threads to share', 5 if $alone == 0;
 
 	# a sort returning its rows through a cursor keeps its threads asleep
 	my $reader = GpuSortSession->new($node);
@@ -258,8 +258,8 @@ SKIP:
 BEGIN;
 DECLARE held CURSOR FOR $kt_sort;
 FETCH 1 FROM held;}));
-	is(key_threads(), $alone,
-		'a sort beside one that returns its rows gets as many key threads as alone');
+	is(pool_threads(), $alone,
+		'a sort beside one that returns its rows gets as many pool threads as alone');
 	$reader->finish;
 
 	# a sort held once its keys are built, before the engine sorts them
@@ -272,15 +272,15 @@ SELECT count(*) FROM ($kt_sort) x;});
 	my ($holder_pid) = slurp_file($node->logfile, $offset)
 	  =~ /\[(\d+)\] .*injected delay of 600000 ms in the sort phase/;
 	ok(defined $holder_pid, 'a sort is held in its sort phase');
-	my $shared = key_threads();
+	my $shared = pool_threads();
 	cmp_ok($shared, '<', $alone,
-		"a sort beside one that is sorting gets fewer key threads ($shared) than alone ($alone)");
+		"a sort beside one that is sorting gets fewer pool threads ($shared) than alone ($alone)");
 	$node->safe_psql('postgres', "SELECT pg_terminate_backend($holder_pid)");
 	$holder->lost;
 	ok($node->poll_query_until('postgres',
 			"SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $holder_pid)"),
 		'the holding session is gone');
-	is(key_threads(), $alone, 'once it is gone, a sort gets as many key threads as alone');
+	is(pool_threads(), $alone, 'once it is gone, a sort gets as many pool threads as alone');
 }
 
 $node->stop;

@@ -10,8 +10,8 @@
 # files reach it, and sorts rows made on the fly (no table file grows):
 #  1. PostgreSQL's Sort (gpusort.enabled = off): the error names its file;
 #  2. GpuSort writing its runs in the backend (gpusort.write_behind = off;
-#     a few times, the key threads serializing the run's next slice as the
-#     write fails) and behind it, in its key threads (where the backend
+#     a few times, the pool threads serializing the run's next slice as the
+#     write fails) and behind it, in its pool threads (where the backend
 #     reserves the run's extent, and the error is raised there): the same
 #     error as Sort's, SQLSTATE and words, but for the file's number;
 #  3. the same in a temporary tablespace (temp_tablespaces): the path is
@@ -48,11 +48,11 @@ my $ts_oid = $node->safe_psql('postgres', q{SELECT oid FROM pg_tablespace WHERE 
 my $rows = q{SELECT g, md5(g::text) AS s FROM (SELECT generate_series(1, 600000) AS g) x};
 my $sort = "SELECT count(*), md5(string_agg(s, ',')) FROM ($rows ORDER BY s) y";
 # 1 MB for Sort; for GpuSort, a budget whose runs pass the limit, and hold
-# more than the 128K records from which key threads write them behind
+# more than the 128K records from which pool threads write them behind
 my $settings = q{\set VERBOSITY verbose
 SET work_mem = '1MB';
 SET gpusort.max_memory = '64MB';
-SET gpusort.key_threads = 2;
+SET gpusort.threads = 2;
 };
 
 # the first line of a verbose error (SQLSTATE and message), and the same
@@ -106,7 +106,7 @@ my ($native, $native_shape) = error_of('Sort', "SET gpusort.enabled = off;\n$sor
 like($native, qr{^ERROR:  \w{5}: could not write to file "base/pgsql_tmp/pgsql_tmp\d+\.\d+": File too large$},
 	"Sort's error names its file: $native");
 
-# 2. GpuSort, the backend writing its runs (while the key threads
+# 2. GpuSort, the backend writing its runs (while the pool threads
 # serialize the next slice of the run: a few times, since the error must
 # not leave them reading a stack or buffers it unwound), then its threads
 my ($gpu, $gpu_shape);

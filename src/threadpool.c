@@ -1,14 +1,15 @@
 /*-------------------------------------------------------------------------
  *
- * keythreads.c
- *	  The key threads: the sort's pool of threads beside the backend, named
- *	  for its main job, building keys (keys_build.c).
+ * threadpool.c
+ *	  The sort's thread pool: threads beside the backend that run the tasks
+ *	  every stage lends them, the first of which was building keys
+ *	  (keys_build.c).
  *
  * Collation keys are the costliest per-row work of a text sort (glibc's
  * strxfrm takes about a microsecond for a 32-character string, more than
  * the GPU spends per record), so a sort that needs them builds them in a
  * few threads while the backend goes on reading its input.  Other stages
- * lend the pool their work too, as tasks (KeyTaskFn) they hand it: the
+ * lend the pool their work too, as tasks (TaskFn) they hand it: the
  * load copies a parallel load's blocks of tuples into the arena
  * (batch_load.c), the encode stage encodes fixed keys once the input has
  * ended (batch_encode.c), the CPU engine runs its radix sort's passes
@@ -18,15 +19,15 @@
  * (run_merge_window.c).  The pool knows none of them: it runs tasks, and
  * gives each thread a key builder of the sort's layout for the tasks that
  * build keys.  The threads run only code that never calls into PostgreSQL
- * (KeyTaskFn): they walk tuples with the same arithmetic as
+ * (TaskFn): they walk tuples with the same arithmetic as
  * heap_deform_tuple, but every PostgreSQL call (detoasting, slots, errors)
  * stays in the backend.  They block every signal, so signals keep going to
  * the backend.
  *
  * By default a sort gets half the CPUs, and no more than its share of them
  * among the sorts of the server that are loading or sorting at once
- * (keythreads_wanted): each pool is counted in the extension's shared
- * memory from its start until its sort has sorted (keythreads_idle), or
+ * (threadpool_wanted): each pool is counted in the extension's shared
+ * memory from its start until its sort has sorted (threadpool_idle), or
  * until it is stopped, and again if it is given work after that.  A sort
  * that is returning its rows, perhaps slowly through a cursor, keeps its
  * threads asleep and takes no share, so that open cursors do not starve
@@ -36,12 +37,12 @@
  * it (the sort ending, an error, a cancel) tells running tasks to stop and
  * joins the threads first, before any memory they might write into goes
  * away.  Task groups are allocated in the sort's memory
- * (keythreads_group_create), and keythreads_parallel_for uses one the pool
+ * (threadpool_group_create), and threadpool_parallel_for uses one the pool
  * owns, because running tasks decrement them after an ERROR may have
  * unwound the backend's stack.  The backend waits for its tasks with
  * interrupts checked every few milliseconds, pausing the pool before it may
  * be cancelled, and runs queued tasks itself while it waits; an error
- * raised there drops the queued tasks, so that only keythreads_parallel_for
+ * raised there drops the queued tasks, so that only threadpool_parallel_for
  * (which waits for its tasks before it returns) may hand tasks arguments
  * on its caller's stack.
  *
@@ -58,38 +59,38 @@
 #include "storage/ipc.h"
 #include "utils/memutils.h"
 
-#include "keythreads.h"
+#include "threadpool.h"
 #include "shmem.h"
 #include "settings.h"
 
 #define QUEUE_CAPACITY		1024
-#define MAX_KEY_THREADS		64
+#define MAX_POOL_THREADS		64
 #define WAIT_SLICE_NS		(5 * 1000 * 1000)
 
-struct KeyThreadPool;
+struct ThreadPool;
 
 typedef struct WorkerStart
 {
-	struct KeyThreadPool *pool;
+	struct ThreadPool *pool;
 	int			index;
 } WorkerStart;
 
 typedef struct KeyTask
 {
-	KeyTaskFn	fn;
+	TaskFn	fn;
 	void	   *arg;
 	size_t		from;
 	size_t		to;
-	KeyTaskGroup *group;
+	TaskGroup *group;
 } KeyTask;
 
-struct KeyThreadPool
+struct ThreadPool
 {
 	int			nthreads;
 	int			nstarted;
-	pthread_t	threads[MAX_KEY_THREADS];
-	WorkerStart starts[MAX_KEY_THREADS];
-	KeyBuildContext *contexts[MAX_KEY_THREADS + 1]; /* the last: the backend's */
+	pthread_t	threads[MAX_POOL_THREADS];
+	WorkerStart starts[MAX_POOL_THREADS];
+	KeyBuildContext *contexts[MAX_POOL_THREADS + 1]; /* the last: the backend's */
 
 	pthread_mutex_t lock;
 	pthread_cond_t work_ready;	/* workers wait here for tasks */
@@ -104,17 +105,17 @@ struct KeyThreadPool
 	bool		failed;
 	char		failure[256];
 	double		busy_ns;
-	KeyTaskGroup parallel_for_group;	/* keythreads_parallel_for's tasks */
+	TaskGroup parallel_for_group;	/* threadpool_parallel_for's tasks */
 
 	MemoryContextCallback stop_callback;
-	bool		counted;		/* in the server's sorts_with_key_threads */
+	bool		counted;		/* in the server's sorts_with_threads */
 };
 
-/* pools of this backend counted in sorts_with_key_threads */
+/* pools of this backend counted in sorts_with_threads */
 static int	my_counted_pools = 0;
 
 /*
- * gpusort.key_threads, resolved.  -1 is half the online CPUs, at most 16,
+ * gpusort.threads, resolved.  -1 is half the online CPUs, at most 16,
  * and, where the library is preloaded, no more than the CPUs leave to each
  * of the sorts of the server that run at once (CPUs / sorts - 1, the
  * backends' own threads counted).  Threads beyond the CPUs add nothing to a
@@ -124,18 +125,18 @@ static int	my_counted_pools = 0;
  * transactions per second.
  */
 int
-keythreads_wanted(void)
+threadpool_wanted(void)
 {
 	long		cpus;
 	long		threads;
 
-	if (gpusort_key_threads >= 0)
-		return Min(gpusort_key_threads, MAX_KEY_THREADS);
+	if (gpusort_threads >= 0)
+		return Min(gpusort_threads, MAX_POOL_THREADS);
 	cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	threads = Min(cpus / 2, 16);
 	if (gpusort_shared != NULL)
 	{
-		uint32		others = pg_atomic_read_u32(&gpusort_shared->sorts_with_key_threads);
+		uint32		others = pg_atomic_read_u32(&gpusort_shared->sorts_with_threads);
 
 		threads = Min(threads, cpus / ((long) others + 1) - 1);
 	}
@@ -147,14 +148,14 @@ static void
 uncount_pools_at_exit(int code, Datum arg)
 {
 	if (gpusort_shared != NULL && my_counted_pools > 0)
-		pg_atomic_fetch_sub_u32(&gpusort_shared->sorts_with_key_threads,
+		pg_atomic_fetch_sub_u32(&gpusort_shared->sorts_with_threads,
 								(uint32) my_counted_pools);
 	my_counted_pools = 0;
 }
 
-/* Count a pool in the server's sorts with key threads (once). */
+/* Count a pool in the server's sorts with pool threads (once). */
 static void
-count_pool(KeyThreadPool *pool)
+count_pool(ThreadPool *pool)
 {
 	static bool exit_hook = false;
 
@@ -165,20 +166,20 @@ count_pool(KeyThreadPool *pool)
 		on_shmem_exit(uncount_pools_at_exit, 0);
 		exit_hook = true;
 	}
-	pg_atomic_fetch_add_u32(&gpusort_shared->sorts_with_key_threads, 1);
+	pg_atomic_fetch_add_u32(&gpusort_shared->sorts_with_threads, 1);
 	my_counted_pools++;
 	pool->counted = true;
 }
 
 static void
-uncount_pool(KeyThreadPool *pool)
+uncount_pool(ThreadPool *pool)
 {
 	if (!pool->counted || gpusort_shared == NULL)
 		return;
 	pool->counted = false;
 	if (my_counted_pools > 0)
 	{
-		pg_atomic_fetch_sub_u32(&gpusort_shared->sorts_with_key_threads, 1);
+		pg_atomic_fetch_sub_u32(&gpusort_shared->sorts_with_threads, 1);
 		my_counted_pools--;
 	}
 }
@@ -194,7 +195,7 @@ now_ns(void)
 
 /* Run one task, with the lock released; called with it held. */
 static void
-run_task_locked(KeyThreadPool *pool, KeyTask task, KeyBuildContext *ctx)
+run_task_locked(ThreadPool *pool, KeyTask task, KeyBuildContext *ctx)
 {
 	bool		ok = true;
 	double		start;
@@ -219,7 +220,7 @@ run_task_locked(KeyThreadPool *pool, KeyTask task, KeyBuildContext *ctx)
 }
 
 static bool
-pop_task_locked(KeyThreadPool *pool, KeyTask *task)
+pop_task_locked(ThreadPool *pool, KeyTask *task)
 {
 	if (pool->count == 0)
 		return false;
@@ -233,7 +234,7 @@ static void *
 worker_main(void *arg)
 {
 	WorkerStart *start = (WorkerStart *) arg;
-	KeyThreadPool *pool = start->pool;
+	ThreadPool *pool = start->pool;
 	KeyBuildContext *ctx = pool->contexts[start->index];
 
 	pthread_mutex_lock(&pool->lock);
@@ -254,9 +255,9 @@ worker_main(void *arg)
 
 /* Stop and join the threads, free the builders; the pool's memory stays. */
 static void
-keythreads_stop(void *arg)
+threadpool_stop(void *arg)
 {
-	KeyThreadPool *pool = (KeyThreadPool *) arg;
+	ThreadPool *pool = (ThreadPool *) arg;
 
 	pthread_mutex_lock(&pool->lock);
 	pool->shutdown = true;
@@ -283,15 +284,15 @@ keythreads_stop(void *arg)
  * layout, living as long as cxt.  Errors if a builder cannot be made.
  * Fewer threads start if the system refuses more.
  */
-KeyThreadPool *
-keythreads_start(const KeyLayout *layout, int nthreads, MemoryContext cxt)
+ThreadPool *
+threadpool_start(const KeyLayout *layout, int nthreads, MemoryContext cxt)
 {
-	KeyThreadPool *pool = MemoryContextAllocZero(cxt, sizeof(KeyThreadPool));
+	ThreadPool *pool = MemoryContextAllocZero(cxt, sizeof(ThreadPool));
 	char		errbuf[256];
 	sigset_t	all;
 	sigset_t	saved;
 
-	pool->nthreads = Min(Max(nthreads, 0), MAX_KEY_THREADS);
+	pool->nthreads = Min(Max(nthreads, 0), MAX_POOL_THREADS);
 	for (int i = 0; i <= pool->nthreads; i++)
 	{
 		pool->contexts[i] = key_build_context_create(layout, errbuf, sizeof(errbuf));
@@ -309,7 +310,7 @@ keythreads_start(const KeyLayout *layout, int nthreads, MemoryContext cxt)
 	pthread_mutex_init(&pool->lock, NULL);
 	pthread_cond_init(&pool->work_ready, NULL);
 	pthread_cond_init(&pool->work_done, NULL);
-	pool->stop_callback.func = keythreads_stop;
+	pool->stop_callback.func = threadpool_stop;
 	pool->stop_callback.arg = pool;
 	MemoryContextRegisterResetCallback(cxt, &pool->stop_callback);
 	count_pool(pool);
@@ -330,14 +331,14 @@ keythreads_start(const KeyLayout *layout, int nthreads, MemoryContext cxt)
 }
 
 int
-keythreads_count(KeyThreadPool *pool)
+threadpool_count(ThreadPool *pool)
 {
 	return pool->nstarted;
 }
 
 /* the builder context for work the backend does itself */
 KeyBuildContext *
-keythreads_backend_context(KeyThreadPool *pool)
+threadpool_backend_context(ThreadPool *pool)
 {
 	return pool->contexts[pool->nthreads];
 }
@@ -348,15 +349,15 @@ keythreads_backend_context(KeyThreadPool *pool)
  * The threads stay, asleep; work given to them later counts it again.
  */
 void
-keythreads_idle(KeyThreadPool *pool)
+threadpool_idle(ThreadPool *pool)
 {
 	uncount_pool(pool);
 }
 
 /* Queue a task; without threads, run it now. */
 void
-keythreads_submit(KeyThreadPool *pool, KeyTaskGroup *group,
-				  KeyTaskFn fn, void *arg, size_t from, size_t to)
+threadpool_submit(ThreadPool *pool, TaskGroup *group,
+				  TaskFn fn, void *arg, size_t from, size_t to)
 {
 	KeyTask		task = {fn, arg, from, to, group};
 
@@ -366,7 +367,7 @@ keythreads_submit(KeyThreadPool *pool, KeyTaskGroup *group,
 	group->pending++;
 	if (pool->nstarted == 0)
 	{
-		run_task_locked(pool, task, keythreads_backend_context(pool));
+		run_task_locked(pool, task, threadpool_backend_context(pool));
 		pthread_mutex_unlock(&pool->lock);
 		return;
 	}
@@ -376,7 +377,7 @@ keythreads_submit(KeyThreadPool *pool, KeyTaskGroup *group,
 
 		/* a full queue: lend a hand rather than wait */
 		if (pop_task_locked(pool, &queued))
-			run_task_locked(pool, queued, keythreads_backend_context(pool));
+			run_task_locked(pool, queued, threadpool_backend_context(pool));
 	}
 	pool->queue[(pool->head + pool->count) % QUEUE_CAPACITY] = task;
 	pool->count++;
@@ -385,7 +386,7 @@ keythreads_submit(KeyThreadPool *pool, KeyTaskGroup *group,
 }
 
 bool
-keythreads_group_done(KeyThreadPool *pool, KeyTaskGroup *group)
+threadpool_group_done(ThreadPool *pool, TaskGroup *group)
 {
 	bool		done;
 
@@ -400,7 +401,7 @@ keythreads_group_done(KeyThreadPool *pool, KeyTaskGroup *group)
  * running queued tasks meanwhile and checking for interrupts.
  */
 static void
-wait_for(KeyThreadPool *pool, KeyTaskGroup *group)
+wait_for(ThreadPool *pool, TaskGroup *group)
 {
 	for (;;)
 	{
@@ -415,7 +416,7 @@ wait_for(KeyThreadPool *pool, KeyTaskGroup *group)
 			return;
 		}
 		if (pop_task_locked(pool, &task))
-			run_task_locked(pool, task, keythreads_backend_context(pool));
+			run_task_locked(pool, task, threadpool_backend_context(pool));
 		else
 		{
 			struct timespec deadline;
@@ -461,7 +462,7 @@ wait_for(KeyThreadPool *pool, KeyTaskGroup *group)
 			{
 				/*
 				 * The error ends the sort.  Queued tasks may refer to the
-				 * frames it unwinds (keythreads_parallel_for's callers pass
+				 * frames it unwinds (threadpool_parallel_for's callers pass
 				 * their own): drop them, so that nothing runs them before
 				 * the pool is stopped.
 				 */
@@ -488,13 +489,13 @@ wait_for(KeyThreadPool *pool, KeyTaskGroup *group)
 }
 
 void
-keythreads_wait(KeyThreadPool *pool, KeyTaskGroup *group)
+threadpool_wait(ThreadPool *pool, TaskGroup *group)
 {
 	wait_for(pool, group);
 }
 
 void
-keythreads_wait_all(KeyThreadPool *pool)
+threadpool_wait_all(ThreadPool *pool)
 {
 	wait_for(pool, NULL);
 }
@@ -508,7 +509,7 @@ keythreads_wait_all(KeyThreadPool *pool)
  * the group's count.
  */
 void
-keythreads_forget_group(KeyThreadPool *pool, KeyTaskGroup *group)
+threadpool_forget_group(ThreadPool *pool, TaskGroup *group)
 {
 	size_t		kept = 0;
 
@@ -532,10 +533,10 @@ keythreads_forget_group(KeyThreadPool *pool, KeyTaskGroup *group)
  * A group for tasks, in the pool's memory: it outlives an ERROR raised
  * while its tasks still run, until the pool is stopped.
  */
-KeyTaskGroup *
-keythreads_group_create(KeyThreadPool *pool)
+TaskGroup *
+threadpool_group_create(ThreadPool *pool)
 {
-	return MemoryContextAllocZero(GetMemoryChunkContext(pool), sizeof(KeyTaskGroup));
+	return MemoryContextAllocZero(GetMemoryChunkContext(pool), sizeof(TaskGroup));
 }
 
 /*
@@ -544,27 +545,27 @@ keythreads_group_create(KeyThreadPool *pool)
  * leaves to the pool's end (see the file header).
  */
 void
-keythreads_parallel_for(KeyThreadPool *pool, KeyTaskFn fn, void *arg,
+threadpool_parallel_for(ThreadPool *pool, TaskFn fn, void *arg,
 						size_t n, size_t grain)
 {
-	KeyTaskGroup *group = &pool->parallel_for_group;
+	TaskGroup *group = &pool->parallel_for_group;
 
 	grain = Max(grain, 1);
 	for (size_t from = 0; from < n; from += grain)
-		keythreads_submit(pool, group, fn, arg, from, Min(n, from + grain));
+		threadpool_submit(pool, group, fn, arg, from, Min(n, from + grain));
 	wait_for(pool, group);
 }
 
 /* why a task failed, or NULL */
 const char *
-keythreads_failure(KeyThreadPool *pool)
+threadpool_failure(ThreadPool *pool)
 {
 	return pool->failed ? pool->failure : NULL;
 }
 
 /* time spent in tasks, all threads and the backend together */
 double
-keythreads_busy_ms(KeyThreadPool *pool)
+threadpool_busy_ms(ThreadPool *pool)
 {
 	return pool->busy_ns / 1e6;
 }
