@@ -261,9 +261,9 @@ settings_init(GucIntAssignHook host_cache_assign)
 							NULL, host_cache_assign, NULL);
 
 	DefineCustomIntVariable("gpusort.threads",
-							"Threads that build sort keys (collation keys while the input is "
-							"read, the others after it) and share the CPU engine's radix sort "
-							"beside the backend; -1 means half the CPUs, at most 16, and "
+							"Threads beside the backend that each sort uses to build its keys "
+							"(collation keys while the input is read), run the CPU engine's "
+							"radix sort, and write and merge its runs; -1 means half the CPUs, at most 16, and "
 							"no more than the CPUs leave to each sort loading or sorting on the server.",
 							"0 leaves every key and sort to the backend itself.",
 							&gpusort_threads,
