@@ -23,7 +23,7 @@
 #include "batch.h"
 #include "cpu_radix.h"
 #include "hostmem.h"
-#include "resolve.h"
+#include "compare.h"
 
 /* A new engine chain, knowing whether the GPU failed in this sort. */
 static void
@@ -48,7 +48,7 @@ batch_init(SortBatch *batch, SortBatchShared *sh, MemoryContext parent)
 }
 
 /*
- * Free everything the batch holds (its memory, the engine, the key
+ * Free everything the batch holds (its memory, the engine, the pool
  * threads) and make it ready for the next run.  The GPU's failure stays
  * known: later batches of the sort do not try it again.  Keys given up
  * are tried again: what failed (memory, a value) may not recur.
@@ -202,7 +202,7 @@ batch_give_up_keys(SortBatch *batch, const char *why)
 
 /* The resolve stage's view of the sort, over the given tuples. */
 void
-batch_init_resolve(SortBatchShared *sh, ResolveContext *res, MinimalTuple *tuples)
+batch_init_compare(SortBatchShared *sh, CompareContext *res, MinimalTuple *tuples)
 {
 	res->layout = &sh->layout;
 	res->ssup = sh->ssup;

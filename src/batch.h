@@ -15,7 +15,7 @@
  *					memory measured against its limit, its pool threads,
  *					and giving its keys up
  *	batch_load.c	load: each tuple copied once into an arena of large
- *					blocks (a parallel load's blocks of tuples by the key
+ *					blocks (a parallel load's blocks of tuples by the pool
  *					threads)
  *	batch_encode.c	encode: normalized keys (keys.h) written into the
  *					engine's chunks, every ENCODE_BATCH tuples while they are
@@ -165,8 +165,8 @@ extern Size batch_inputs_chunk_bytes(SortBatch *batch);
 extern int	batch_threads(SortBatch *batch);
 extern void batch_start_threads(SortBatch *batch);
 extern void batch_give_up_keys(SortBatch *batch, const char *why);
-struct ResolveContext;
-extern void batch_init_resolve(SortBatchShared *sh, struct ResolveContext *res,
+struct CompareContext;
+extern void batch_init_compare(SortBatchShared *sh, struct CompareContext *res,
 							   MinimalTuple *tuples);
 
 /* batch_load.c */

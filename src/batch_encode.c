@@ -392,7 +392,7 @@ encode_chunk_keys(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 }
 
 /*
- * Encode records nencoded .. ntuples-1 of a fixed layout in the key
+ * Encode records nencoded .. ntuples-1 of a fixed layout in the pool
  * threads and submit every chunk, if the input has ended (final); else
  * only the whole chunks of records, for a batch loaded by blocks.  Tuples
  * the threads cannot read are encoded by the backend, and a NULL where

@@ -50,7 +50,7 @@ static void
 resolve_order(SortBatch *batch, uint32 *perm)
 {
 	GpuSortStats *stats = batch->sh->stats;
-	ResolveContext	res;
+	CompareContext	res;
 	int64		resolved = 0;
 	instr_time	start;
 	RefineContext rc;
@@ -59,11 +59,11 @@ resolve_order(SortBatch *batch, uint32 *perm)
 	char	   *why = NULL;
 	MemoryContext refinecxt;
 
-	batch_init_resolve(batch->sh, &res, batch->tuples);
+	batch_init_compare(batch->sh, &res, batch->tuples);
 	if (!batch->sh->layout.generic)
 	{
 		INSTR_TIME_SET_CURRENT(start);
-		resolve_ties(&res, batch->pool, batch->chain.engine, perm, batch->ntuples,
+		resolve_sorted(&res, batch->pool, batch->chain.engine, perm, batch->ntuples,
 							 &resolved);
 		stats->resolved += resolved;
 		stats->resolve_ms += gpusort_elapsed_ms(start);
@@ -206,14 +206,14 @@ comparator_sort(SortBatch *batch)
 	size_t		n = batch->ntuples;
 	uint32	   *perm = batch_alloc(batch, Max(n, 1) * sizeof(uint32));
 	MinimalTuple *sorted = batch_alloc(batch, Max(n, 1) * sizeof(MinimalTuple));
-	ResolveContext	res;
+	CompareContext	res;
 	TieRange		all = {0, n, 0};
 	int64		resolved = 0;
 	instr_time	start;
 
 	for (size_t i = 0; i < n; i++)
 		perm[i] = (uint32) i;
-	batch_init_resolve(batch->sh, &res, batch->tuples);
+	batch_init_compare(batch->sh, &res, batch->tuples);
 	INSTR_TIME_SET_CURRENT(start);
 	if (n > 1)
 		resolve_tie_ranges(&res, perm, &all, 1, &resolved);

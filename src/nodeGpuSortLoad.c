@@ -496,7 +496,7 @@ note_reserved(GpuSortLoadState *ls)
 /*
  * Move linked blocks into the sort, at most LOAD_DRAIN_BLOCKS_PER_WORKER
  * for each participant, and hand them back to the workers to fill again
- * (release_block).  The blocks go in as blocks, copied by the sort's key
+ * (release_block).  They go in as TupleBlocks, copied by the sort's pool
  * threads; a block the sort cannot take whole goes in a tuple at a time.
  * The blocks of a move come back only when all of them are copied, so a
  * move of everything that piled up while the last one was copied would

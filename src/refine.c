@@ -382,7 +382,7 @@ compare_for_repair(const void *a, const void *b, void *arg)
 	int			r;
 
 	CHECK_FOR_INTERRUPTS();
-	r = resolve_compare_records((ResolveContext *) arg, x, y);
+	r = compare_records((CompareContext *) arg, x, y);
 	if (r != 0)
 		return r;
 	return (x < y) ? -1 : (x > y);
@@ -399,7 +399,7 @@ compare_for_repair(const void *a, const void *b, void *arg)
 static void
 repair_order(RefineContext *rc, uint32 *perm, size_t n, const bool *bad)
 {
-	ResolveContext *res = rc->res;
+	CompareContext *res = rc->res;
 	uint32	   *kept = palloc_extended(sizeof(uint32) * n, MCXT_ALLOC_HUGE);
 	size_t	   *kept_pos = palloc_extended(sizeof(size_t) * n, MCXT_ALLOC_HUGE);
 	uint32	   *out;
@@ -416,7 +416,7 @@ repair_order(RefineContext *rc, uint32 *perm, size_t n, const bool *bad)
 		bool		take_out = (i + 1 < n && bad[i]) || (i > 0 && bad[i - 1]);
 
 		if (!take_out && nkept > 0 && kept_pos[nkept - 1] != i - 1 &&
-			resolve_compare_records(res, kept[nkept - 1], perm[i]) > 0)
+			compare_records(res, kept[nkept - 1], perm[i]) > 0)
 		{
 			/* a new seam out of order: both go */
 			if (nremoved == removed_cap)
@@ -454,7 +454,7 @@ repair_order(RefineContext *rc, uint32 *perm, size_t n, const bool *bad)
 		{
 			size_t		mid = lo + (hi - lo) / 2;
 
-			if (resolve_compare_records(res, kept[mid], removed[r]) <= 0)
+			if (compare_records(res, kept[mid], removed[r]) <= 0)
 				lo = mid + 1;
 			else
 				hi = mid;
@@ -536,7 +536,7 @@ gpusort_certify_libc_order(RefineContext *rc, uint32 *perm, size_t n,
 	{
 		if (!cp.bad[i])
 			continue;
-		if (resolve_compare_records(rc->res, perm[i], perm[i + 1]) > 0)
+		if (compare_records(rc->res, perm[i], perm[i + 1]) > 0)
 			any_bad = true;
 		else
 			cp.bad[i] = false;

@@ -24,7 +24,7 @@ typedef struct RefineContext
 	MemoryContext cxt;			/* engines and workspace of the rounds */
 	bool		use_gpu;		/* the sort ran on the GPU: large rounds may
 								 * too (engine_chain_begin_within) */
-	ResolveContext *res;		/* PostgreSQL's comparators */
+	CompareContext *res;		/* PostgreSQL's comparators */
 
 	/* results, for EXPLAIN ANALYZE */
 	int			rounds;

@@ -16,7 +16,7 @@
  * broken by record index, which keeps a tie range in input order as the
  * engines do.
  *
- * The tie ranges are found from the engine's sorted result: the key
+ * The tie ranges are found from the engine's sorted result: the pool
  * threads compare the keys of neighbours (resolve_equal_neighbours), one
  * random key access a record; refinement (refine.c) finds its tie ranges
  * the same way.
@@ -25,9 +25,8 @@
  * ranges of records whose full keys are equal; where the full key stops
  * short of the last ORDER BY column, this stage orders them on the
  * columns after.  The comparator sort (batch keys given up) is one tie
- * range of the whole batch from the first column; the merge of runs
- * compares tuples here too (resolve_compare_values, on datums that
- * resolve_deform_tuple detoasted once for each record).
+ * range of the whole batch from the first column.  The comparators
+ * themselves are compare.c's, which the merges of runs use too.
  *
  * This is the path that makes every ORDER BY that PostgreSQL accepts come
  * out in PostgreSQL's order, whatever the types and collations.
@@ -119,7 +118,7 @@ compare_tie_items(const void *a, const void *b, void *arg)
 
 /* Order perm[0 .. len-1], a range of records with equal keys. */
 static void
-sort_tie_range(ResolveContext *res, TieCompare *cmp, uint32 *range, size_t len,
+sort_tie_range(CompareContext *res, TieCompare *cmp, uint32 *range, size_t len,
 		 MemoryContext rangecxt)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(rangecxt);
@@ -184,7 +183,7 @@ sort_tie_range(ResolveContext *res, TieCompare *cmp, uint32 *range, size_t len,
 }
 
 static void
-init_tie_compare(ResolveContext *res, TieCompare *cmp, int first_col)
+init_tie_compare(CompareContext *res, TieCompare *cmp, int first_col)
 {
 	cmp->first_col = first_col;
 	cmp->ncols = res->layout->ncols - first_col;
@@ -273,7 +272,7 @@ resolve_next_tie_range(const uint8 *ties, size_t n, size_t *start)
  * columns the key holds whole; *resolved counts the records of such ranges.
  */
 void
-resolve_ties(ResolveContext *res, ThreadPool *pool, const SortEngine *engine,
+resolve_sorted(CompareContext *res, ThreadPool *pool, const SortEngine *engine,
 			 uint32 *perm, size_t n, int64 *resolved)
 {
 	TieCompare	cmp;
@@ -304,7 +303,7 @@ resolve_ties(ResolveContext *res, ThreadPool *pool, const SortEngine *engine,
 
 /* The comparators over given tie ranges (refine.c finds them). */
 void
-resolve_tie_ranges(ResolveContext *res, uint32 *perm, const TieRange *ranges,
+resolve_tie_ranges(CompareContext *res, uint32 *perm, const TieRange *ranges,
 				   size_t nranges, int64 *resolved)
 {
 	MemoryContext rangecxt;
@@ -326,92 +325,4 @@ resolve_tie_ranges(ResolveContext *res, uint32 *perm, const TieRange *ranges,
 		*resolved += ranges[r].len;
 	}
 	MemoryContextDelete(rangecxt);
-}
-
-/*
- * Compare tuples a and b on every ORDER BY column with PostgreSQL's
- * comparators: <0, 0, >0.
- */
-static int
-resolve_compare_tuples(ResolveContext *res, MinimalTuple a, MinimalTuple b)
-{
-	const KeyLayout *layout = res->layout;
-	TupleTableSlot *sa = res->slot;
-	TupleTableSlot *sb = res->slot2;
-	int			r = 0;
-
-	ExecStoreMinimalTuple(a, sa, false);
-	ExecStoreMinimalTuple(b, sb, false);
-	slot_getsomeattrs(sa, layout->max_attno);
-	slot_getsomeattrs(sb, layout->max_attno);
-	for (int c = 0; c < layout->ncols && r == 0; c++)
-	{
-		AttrNumber	attno = layout->cols[c].attno;
-
-		r = ApplySortComparator(sa->tts_values[attno - 1], sa->tts_isnull[attno - 1],
-								sb->tts_values[attno - 1], sb->tts_isnull[attno - 1],
-								&res->ssup[c]);
-	}
-	ExecClearTuple(sa);
-	ExecClearTuple(sb);
-	return r;
-}
-
-/*
- * The ORDER BY columns' datums of tuple, in layout order, for
- * resolve_compare_values(): a value stored out of line or compressed is
- * detoasted into cxt (*detoasted_bytes counts it), the others point into
- * the tuple.  A record compared many times, as a merge's current record
- * is, is then detoasted once, where PostgreSQL's comparators detoast both
- * values at every comparison.
- */
-void
-resolve_deform_tuple(ResolveContext *res, MinimalTuple tuple, Datum *values,
-					 bool *isnull, MemoryContext cxt, Size *detoasted_bytes)
-{
-	const KeyLayout *layout = res->layout;
-	TupleTableSlot *slot = res->slot;
-
-	ExecStoreMinimalTuple(tuple, slot, false);
-	slot_getsomeattrs(slot, layout->max_attno);
-	for (int c = 0; c < layout->ncols; c++)
-	{
-		AttrNumber	attno = layout->cols[c].attno;
-		Datum		value = slot->tts_values[attno - 1];
-
-		isnull[c] = slot->tts_isnull[attno - 1];
-		if (!isnull[c] &&
-			TupleDescAttr(slot->tts_tupleDescriptor, attno - 1)->attlen == -1 &&
-			(VARATT_IS_EXTERNAL(DatumGetPointer(value)) ||
-			 VARATT_IS_COMPRESSED(DatumGetPointer(value))))
-		{
-			MemoryContext oldcxt = MemoryContextSwitchTo(cxt);
-			struct varlena *plain = detoast_attr((struct varlena *) DatumGetPointer(value));
-
-			MemoryContextSwitchTo(oldcxt);
-			*detoasted_bytes += VARSIZE(plain);
-			value = PointerGetDatum(plain);
-		}
-		values[c] = value;
-	}
-	ExecClearTuple(slot);
-}
-
-/* Order of two records by the datums resolve_deform_tuple() took. */
-int
-resolve_compare_values(ResolveContext *res, const Datum *va, const bool *na,
-					   const Datum *vb, const bool *nb)
-{
-	int			r = 0;
-
-	for (int c = 0; c < res->layout->ncols && r == 0; c++)
-		r = ApplySortComparator(va[c], na[c], vb[c], nb[c], &res->ssup[c]);
-	return r;
-}
-
-/* The same for records a and b of res->tuples. */
-int
-resolve_compare_records(ResolveContext *res, uint32 a, uint32 b)
-{
-	return resolve_compare_tuples(res, res->tuples[a], res->tuples[b]);
 }

@@ -33,7 +33,7 @@ runs_create(SortBatchShared *sh, MemoryContext cxt)
 
 	runs->sh = sh;
 	runs->cxt = cxt;
-	batch_init_resolve(sh, &runs->tb, NULL);
+	batch_init_compare(sh, &runs->tb, NULL);
 	return runs;
 }
 
@@ -126,8 +126,8 @@ runs_shared(SortRuns *runs)
 }
 
 /* the comparators and the slot that the runs' tuples are read with */
-ResolveContext *
-runs_resolve(SortRuns *runs)
+CompareContext *
+runs_compare(SortRuns *runs)
 {
 	return &runs->tb;
 }

@@ -25,7 +25,7 @@
 #include "utils/logtape.h"
 
 #include "batch.h"
-#include "resolve.h"
+#include "compare.h"
 #include "run_file.h"
 
 typedef struct SortRuns SortRuns;
@@ -95,7 +95,7 @@ extern void runs_end(SortRuns *runs);
 
 /* run.c: the set, for the merges */
 extern SortBatchShared *runs_shared(SortRuns *runs);
-extern ResolveContext *runs_resolve(SortRuns *runs);
+extern CompareContext *runs_compare(SortRuns *runs);
 extern MemoryContext runs_memory(SortRuns *runs);
 extern SortedRun *runs_pending(SortRuns *runs, int *npending);
 extern void runs_keep_pending(SortRuns *runs, int npending);

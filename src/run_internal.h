@@ -20,7 +20,7 @@
 
 #include "utils/logtape.h"
 
-#include "resolve.h"
+#include "compare.h"
 #include "run.h"
 #include "run_file.h"
 
@@ -45,7 +45,7 @@ struct SortRuns
 {
 	SortBatchShared *sh;
 	MemoryContext cxt;
-	ResolveContext tb;
+	CompareContext tb;
 
 	SortedRun  *pending;		/* the runs, in the order written */
 	int			npending;

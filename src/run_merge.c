@@ -109,7 +109,7 @@ typedef struct Merge
 struct RunsMerge
 {
 	SortRuns   *runs;
-	ResolveContext *tb;			/* the runs': comparators and slot */
+	CompareContext *tb;			/* the runs': comparators and slot */
 	MemoryContext cxt;			/* the runs' */
 	int			merge_passes;
 
@@ -224,7 +224,7 @@ input_take_values(RunsMerge *rm, Merge *m, MergeInput *in)
 		in->valuecxt = AllocSetContextCreate(cxt, "GpuSort merge values",
 											 ALLOCSET_SMALL_SIZES);
 	}
-	resolve_deform_tuple(rm->tb, in->tuple, in->values, in->isnull,
+	compare_deform_tuple(rm->tb, in->tuple, in->values, in->isnull,
 						 in->valuecxt, &in->value_bytes);
 	m->value_bytes += in->value_bytes;
 	in->have_values = true;
@@ -260,7 +260,7 @@ compare_inputs(RunsMerge *rm, Merge *m, MergeInput *a, MergeInput *b)
 	}
 	a_new = input_take_values(rm, m, a);
 	b_new = input_take_values(rm, m, b);
-	c = resolve_compare_values(rm->tb, a->values, a->isnull,
+	c = compare_values(rm->tb, a->values, a->isnull,
 							   b->values, b->isnull);
 	if (b_new && m->value_bytes > m->value_limit)
 		input_forget_values(m, b);
@@ -517,7 +517,7 @@ runs_merge_start(SortRuns *runs, SortBatch *last, Size merge_memory,
 	int			npending;
 
 	rm->runs = runs;
-	rm->tb = runs_resolve(runs);
+	rm->tb = runs_compare(runs);
 	rm->cxt = runs_memory(runs);
 	rm->pos = -1;
 	rm->markpos = -1;

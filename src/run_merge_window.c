@@ -676,7 +676,7 @@ window_fill_finish(SortRuns *runs, WindowMerge *wm)
 			MinimalTuple tuple = run_record_get(record, len, 0, buf, &unused);
 
 			if (!key_encode_tuple(&runs_shared(runs)->layout, tuple,
-								  runs_resolve(runs)->slot,
+								  runs_compare(runs)->slot,
 								  in->keys + i * wm->key_words))
 				elog(ERROR, "gpusort: a run's tuple does not fit the sort's key layout");
 			pfree(buf);

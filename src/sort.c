@@ -210,7 +210,7 @@ sort_start(Sorter *state, MemoryContext parent)
 }
 
 /*
- * Free what the sort holds but its statistics: memory, engine, key
+ * Free what the sort holds but its statistics: memory, engine, pool
  * threads, temporary files.
  */
 static void

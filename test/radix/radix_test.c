@@ -11,7 +11,7 @@
  * without ties in the buckets; keys crowded under one top byte
  * (as floats of one exponent are), few distinct keys, long keys sharing
  * their first words, and counts that do not divide into slices.  The
- * threads are plain POSIX threads, started per call as the backend's key
+ * threads are plain POSIX threads, started per call as the backend's pool
  * threads would run the tasks.
  *
  * Usage: radix_test [THREADS]   (exit status 0 when every case matches)
