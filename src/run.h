@@ -53,8 +53,8 @@ typedef struct SortedRun
 } SortedRun;
 
 /*
- * A run read back record by record (run_read.c): a chunk of its files at
- * a time into chunk[], whose bytes from chunk_pos to chunk_end are not
+ * A run read back record by record (run_read.c): a read buffer of its files at
+ * a time into read buffer[], whose bytes from readbuf_pos to readbuf_end are not
  * parsed yet; each record is then decoded out of it into buf, where its
  * tuple gets back its length and its alignment.
  */
@@ -62,7 +62,7 @@ typedef struct RunReader
 {
 	SortedRun  *run;
 	RunFile    *file;			/* the run's file being read */
-	off_t		read_pos;		/* where the next chunk starts in the file */
+	off_t		read_pos;		/* where the next read buffer starts in the file */
 	int64		remaining;		/* records still in the run */
 
 	/* the records' keys: as the run was written, or built again */
@@ -73,13 +73,13 @@ typedef struct RunReader
 								 * rebuilt_key */
 	uint64	   *rebuilt_key;
 
-	char	   *chunk;
-	Size		chunk_size;
-	Size		chunk_pos;
-	Size		chunk_end;
+	char	   *readbuf;
+	Size		readbuf_size;
+	Size		readbuf_pos;
+	Size		readbuf_end;
 	char	   *buf;			/* the current record, decoded */
 	Size		buflen;
-	MemoryContext cxt;			/* where buf and chunk live */
+	MemoryContext cxt;			/* where buf and read buffer live */
 
 	/* the current record */
 	MinimalTuple tuple;

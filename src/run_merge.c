@@ -398,7 +398,8 @@ merge_next(RunsMerge *rm, Merge *m)
 }
 
 /*
- * Set up in to read run a chunk of buffer_size bytes at a time; the chunk
+ * Set up in to read run buffer_size bytes at a time into its read buffer;
+ * the read buffer
  * and the record buffer live in cxt.
  */
 static void

@@ -14,15 +14,15 @@
  * in the pool threads, and the backend only hands out tuples:
  *
  *	1. Fill: a task per input moves the records the last window left to
- *	   the front of its chunk, reads its run on into the chunk (pread() on
+ *	   the front of its read buffer, reads its run on into it (pread() on
  *	   a descriptor of its own, run_file.c), finds the records whole in it
  *	   and builds their keys again from their tuples (or copies them from
  *	   the file, for runs that carry them).  The batch held in memory is an
  *	   input too, read in place.  What a task cannot do is left to the
  *	   backend, which does it as the serial merge does: the next file of a
- *	   run, a record larger than the chunk, a tuple the threads cannot
+ *	   run, a record larger than the read buffer, a tuple the threads cannot
  *	   encode, a read without a descriptor to spare.
- *	2. The window: every record that precedes the last record in the chunk
+ *	2. The window: every record that precedes the last record in the read buffer
  *	   of an input not read to its end.  Records are ordered by (key, input,
  *	   position), as the serial merge orders them, so the output is the same
  *	   and no record not read yet can come before the window's last one.
@@ -52,16 +52,16 @@
  * holds is never overwritten.
  *
  * The pool is counted among the server's busy sorts only while it works
- * (threadpool_idle once a window is merged), so that a cursor returning
- * rows slowly does not take a share of the CPUs.  The merge's memory is a
- * child of the pool's, and its reset drops the tasks still queued and waits
- * for those running before the chunks and outputs they write go: an error
- * may end the sort while the threads fill or merge.  Memory: the chunks
- * take a sixth of the merge memory (WINDOW_MEMORY_SHARES); the records'
- * offsets and keys take up to about as much again, and each of the two
- * outputs (decoded tuples and their pointers) up to about twice as much,
- * for the smallest records.  A record larger than its chunk grows the
- * chunk, as the serial merge's does.
+ * (threadpool_idle once a window is merged), so that a cursor returning rows
+ * slowly does not take a share of the CPUs.  The merge's memory is a child of
+ * the pool's, and its reset drops the tasks still queued and waits for those
+ * running before the read buffers and outputs they write go: an error may end
+ * the sort while the threads fill or merge.  Memory: the read buffers take a
+ * sixth of the merge memory (WINDOW_MEMORY_SHARES); the records' offsets and
+ * keys take up to about as much again, and each of the two outputs (decoded
+ * tuples and their pointers) up to about twice as much, for the smallest
+ * records.  A record larger than its read buffer grows the read buffer, as the
+ * serial merge's does.
  *
  *-------------------------------------------------------------------------
  */
@@ -78,14 +78,17 @@
 #include "run_format.h"
 #include "run_merge_internal.h"
 
-/* a chunk of each input's run: at least, at most */
-#define WINDOW_CHUNK_MIN	((Size) 4 * BLCKSZ)
-#define WINDOW_CHUNK_MAX	((Size) 8 * 1024 * 1024)
+/* a read buffer of each input's run: at least, at most */
+#define WINDOW_READBUF_MIN	((Size) 4 * BLCKSZ)
+#define WINDOW_READBUF_MAX	((Size) 8 * 1024 * 1024)
 
-/* the merge memory per chunk: the chunk's share, its records', two outputs' */
+/*
+ * the merge memory per read buffer: the read buffer's share, its
+ * records', two outputs'
+ */
 #define WINDOW_MEMORY_SHARES	6
 
-/* the batch in memory gives a window a record per this many chunk bytes */
+/* the batch in memory gives a window a record per this many bytes read */
 #define WINDOW_MEMORY_RECORD_BYTES	32
 
 /* records of a window per range, at least: fewer go to fewer ranges */
@@ -109,10 +112,10 @@ typedef struct WindowInput
 	SortedRun  *run;			/* NULL: the batch held in memory; tasks
 								 * only compare it with NULL */
 
-	/* a run: its files, read into chunk */
+	/* a run: its files, read into readbuf */
 	int			file_index;		/* the file being read */
 	off_t		read_pos;		/* in it */
-	bool		all_read;		/* every byte of the run is in the chunk */
+	bool		all_read;		/* every byte of the run is in the read buffer */
 	int			file_key_bytes; /* key bytes each record holds in the file;
 								 * 0: keys built again from the tuples */
 	int			thread_fd;		/* the fill task's descriptor of the file,
@@ -121,9 +124,9 @@ typedef struct WindowInput
 	Size		thread_read;	/* bytes the task read, to be counted */
 	int			read_errno;		/* the task's read failed: an errno, or
 								 * RUN_FILE_EOF */
-	char	   *chunk;
-	Size		chunk_size;
-	Size		chunk_end;		/* bytes in the chunk */
+	char	   *readbuf;
+	Size		readbuf_size;
+	Size		readbuf_end;		/* bytes in the read buffer */
 	Size	   *rec_off;		/* nrec + 1 offsets of whole records */
 	Size		rec_cap;
 
@@ -215,7 +218,7 @@ input_key(const WindowMerge *wm, const WindowInput *in, size_t i)
 	return in->keys + i * wm->key_words;
 }
 
-/* bytes of input in's records [from, to) in its chunk */
+/* bytes of input in's records [from, to) in its read buffer */
 static inline Size
 input_bytes(const WindowInput *in, size_t from, size_t to)
 {
@@ -268,7 +271,7 @@ count_before(const WindowMerge *wm, int j, size_t n,
 static inline bool
 record_key(const WindowMerge *wm, WindowInput *in, size_t i)
 {
-	const char *record = in->chunk + in->rec_off[i] + RUN_RECORD_LENGTH_BYTES;
+	const char *record = in->readbuf + in->rec_off[i] + RUN_RECORD_LENGTH_BYTES;
 	uint64	   *key = in->keys + i * wm->key_words;
 	MinimalTuple tuple;
 	Datum		values[INDEX_MAX_KEYS];
@@ -360,7 +363,7 @@ merge_range(WindowMerge *wm, WindowRange *r)
 			*out++ = in->mem_tuples[in->mem_pos + i];
 		else
 		{
-			const char *record = in->chunk + in->rec_off[i];
+			const char *record = in->readbuf + in->rec_off[i];
 			uint32		tuple_bytes = run_record_length(record) - in->file_key_bytes;
 			MinimalTuple tuple = (MinimalTuple) dest;
 
@@ -408,7 +411,7 @@ merge_ranges(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 }
 
 /*
- * Find the records whole in in's chunk from its first not parsed yet, as
+ * Find the records whole in in's read buffer from its first not parsed yet, as
  * many as its arrays hold.  True if it found them all.  Calls nothing of
  * PostgreSQL.
  */
@@ -421,10 +424,10 @@ input_parse_some(WindowInput *in)
 	{
 		uint32		len;
 
-		if (in->chunk_end - p < RUN_RECORD_LENGTH_BYTES)
+		if (in->readbuf_end - p < RUN_RECORD_LENGTH_BYTES)
 			return true;
-		len = run_record_length(in->chunk + p);
-		if (in->chunk_end - p < RUN_RECORD_LENGTH_BYTES + len)
+		len = run_record_length(in->readbuf + p);
+		if (in->readbuf_end - p < RUN_RECORD_LENGTH_BYTES + len)
 			return true;
 		if (in->nrec + 1 >= in->rec_cap)
 			return false;
@@ -434,8 +437,8 @@ input_parse_some(WindowInput *in)
 }
 
 /*
- * Find every record whole in in's chunk, making room for their offsets and
- * keys.
+ * Find every record whole in in's read buffer, making room for their offsets
+ * and keys.
  */
 static void
 input_parse(WindowMerge *wm, WindowInput *in)
@@ -450,9 +453,9 @@ input_parse(WindowMerge *wm, WindowInput *in)
 }
 
 /*
- * Read in's run into the room left in its chunk, from the run's next file
- * where one ends; a file read to its end goes at once (its descriptor for
- * the fill task too).  A record larger than the chunk grows it.  The
+ * Read in's run into the room left in its read buffer, from the run's next
+ * file where one ends; a file read to its end goes at once (its descriptor for
+ * the fill task too).  A record larger than the read buffer grows it.  The
  * backend's part of the fill: what the task left.
  */
 static void
@@ -478,22 +481,23 @@ input_fill(SortRuns *runs, WindowMerge *wm, WindowInput *in)
 			in->read_pos = 0;
 			continue;
 		}
-		if (in->chunk_end == in->chunk_size)
+		if (in->readbuf_end == in->readbuf_size)
 		{
 			/* full: grow it only if no record is whole in it */
 			input_parse(wm, in);
 			if (in->nrec > 0)
 				return;
-			in->chunk_size *= 2;
-			in->chunk = repalloc_huge(in->chunk, in->chunk_size);
+			in->readbuf_size *= 2;
+			in->readbuf = repalloc_huge(in->readbuf, in->readbuf_size);
 		}
-		more = Min(in->chunk_size - in->chunk_end, (Size) (file->size - in->read_pos));
-		run_file_read(file, in->read_pos, in->chunk + in->chunk_end, more);
+		more = Min(in->readbuf_size - in->readbuf_end,
+				   (Size) (file->size - in->read_pos));
+		run_file_read(file, in->read_pos, in->readbuf + in->readbuf_end, more);
 		in->read_pos += more;
-		in->chunk_end += more;
+		in->readbuf_end += more;
 	}
 	input_parse(wm, in);
-	if (in->all_read && in->chunk_end != in->rec_off[in->nrec])
+	if (in->all_read && in->readbuf_end != in->rec_off[in->nrec])
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("gpusort: unexpected end of data in a temporary file")));
@@ -501,7 +505,7 @@ input_fill(SortRuns *runs, WindowMerge *wm, WindowInput *in)
 
 /*
  * Drop the records of in that the last window took: the rest move to the
- * front of its chunk, with their keys.  Calls nothing of PostgreSQL.
+ * front of its read buffer, with their keys.  Calls nothing of PostgreSQL.
  */
 static void
 input_drop_taken(WindowMerge *wm, WindowInput *in)
@@ -520,8 +524,8 @@ input_drop_taken(WindowMerge *wm, WindowInput *in)
 	if (take == 0)
 		return;
 	base = in->rec_off[take];
-	memmove(in->chunk, in->chunk + base, in->chunk_end - base);
-	in->chunk_end -= base;
+	memmove(in->readbuf, in->readbuf + base, in->readbuf_end - base);
+	in->readbuf_end -= base;
 	for (size_t i = take; i <= in->nrec; i++)
 		in->rec_off[i - take] = in->rec_off[i] - base;
 	memmove(in->keys, in->keys + take * wm->key_words,
@@ -549,17 +553,17 @@ fill_inputs(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 		if (in->run == NULL)
 			continue;
 		if (in->thread_fd >= 0 && in->read_pos < in->file_size &&
-			in->chunk_end < in->chunk_size)
+			in->readbuf_end < in->readbuf_size)
 		{
-			Size		more = Min(in->chunk_size - in->chunk_end,
+			Size		more = Min(in->readbuf_size - in->readbuf_end,
 								   (Size) (in->file_size - in->read_pos));
 
 			in->read_errno = run_file_pread(in->thread_fd, in->read_pos,
-											in->chunk + in->chunk_end, more);
+											in->readbuf + in->readbuf_end, more);
 			if (in->read_errno != 0)
 				continue;
 			in->read_pos += more;
-			in->chunk_end += more;
+			in->readbuf_end += more;
 			in->thread_read += more;
 		}
 		(void) input_parse_some(in);
@@ -669,7 +673,7 @@ window_fill_finish(SortRuns *runs, WindowMerge *wm)
 		for (size_t i = sl->from; i < sl->to; i++)
 		{
 			WindowInput *in = sl->input;
-			char	   *record = in->chunk + in->rec_off[i] + RUN_RECORD_LENGTH_BYTES;
+			char	   *record = in->readbuf + in->rec_off[i] + RUN_RECORD_LENGTH_BYTES;
 			uint32		len = run_record_length(record - RUN_RECORD_LENGTH_BYTES);
 			char	   *buf = palloc(run_record_unpacked_bytes(len));
 			const uint64 *unused;
@@ -832,11 +836,11 @@ window_forget(void *arg)
 }
 
 /*
- * A merge of the final merge's inputs in windows, or NULL where it does
- * not apply: the keys of some input do not decide the order, there are no
- * pool threads, or the merge memory is too small for chunks worth a window.
- * Its inputs are the runs in files (runs_pending) and last, the batch held
- * in memory.
+ * A merge of the final merge's inputs in windows, or NULL where it does not
+ * apply: the keys of some input do not decide the order, there are no pool
+ * threads, or the merge memory is too small for read buffers worth a window.
+ * Its inputs are the runs in files (runs_pending) and last, the batch held in
+ * memory.
  */
 WindowMerge *
 window_merge_start(SortRuns *runs, SortBatch *last, Size merge_memory)
@@ -848,16 +852,16 @@ window_merge_start(SortRuns *runs, SortBatch *last, Size merge_memory)
 	SortedRun  *pending = runs_pending(runs, &nfile);
 	int			n = nfile + nmem;
 	int			key_words = layout->key_words;
-	Size		chunk;
+	Size		readbuf_bytes;
 	WindowMerge *wm;
 	MemoryContext cxt;
 
 	if (last == NULL || n < 2 || key_words == 0 || !layout->exact || layout->ncols > INDEX_MAX_KEYS)
 		return NULL;
-	chunk = merge_memory / (WINDOW_MEMORY_SHARES * Max(nfile, 1));
-	chunk = Min(chunk, WINDOW_CHUNK_MAX);
-	chunk -= chunk % BLCKSZ;
-	if (chunk < WINDOW_CHUNK_MIN)
+	readbuf_bytes = merge_memory / (WINDOW_MEMORY_SHARES * Max(nfile, 1));
+	readbuf_bytes = Min(readbuf_bytes, WINDOW_READBUF_MAX);
+	readbuf_bytes -= readbuf_bytes % BLCKSZ;
+	if (readbuf_bytes < WINDOW_READBUF_MIN)
 		return NULL;
 	/*
 	 * Every run's keys decide its order, and are built again with the
@@ -922,9 +926,9 @@ window_merge_start(SortRuns *runs, SortBatch *last, Size merge_memory)
 
 		in->run = &pending[i];
 		in->file_key_bytes = run_file_key_words(runs, in->run) * sizeof(uint64);
-		in->chunk_size = chunk;
-		in->chunk = MemoryContextAllocHuge(cxt, chunk);
-		in->rec_cap = chunk / 64 + 2;
+		in->readbuf_size = readbuf_bytes;
+		in->readbuf = MemoryContextAllocHuge(cxt, readbuf_bytes);
+		in->rec_cap = readbuf_bytes / 64 + 2;
 		in->rec_off = MemoryContextAlloc(cxt, sizeof(Size) * in->rec_cap);
 		in->rec_off[0] = 0;
 		in->keys = MemoryContextAlloc(cxt, sizeof(uint64) * key_words * in->rec_cap);
@@ -937,7 +941,8 @@ window_merge_start(SortRuns *runs, SortBatch *last, Size merge_memory)
 		in->mem_tuples = last->sorted;
 		in->mem_keys = last->sorted_keys;
 		in->mem_n = last->ntuples;
-		in->mem_window = Max(chunk / WINDOW_MEMORY_RECORD_BYTES, WINDOW_RANGE_MIN_RECORDS);
+		in->mem_window = Max(readbuf_bytes / WINDOW_MEMORY_RECORD_BYTES,
+							 WINDOW_RANGE_MIN_RECORDS);
 		/* nrec and complete: set by the first window's fill (input_drop_taken) */
 	}
 	return wm;

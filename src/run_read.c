@@ -4,14 +4,14 @@
  *	  The run reader: a sorted run's records read back from its files, one
  *	  at a time, for the merges above (run_merge.c).
  *
- * A run is read front to back, a chunk of its files at a time (run_file.c),
- * and each record is decoded out of the chunk (run_format.h) into a buffer
- * of the reader's, where its tuple gets back its length and alignment.  A
- * run carries generic keys in its file; fixed keys are built again from
- * each tuple as it is read (key_encode_words or key_encode_tuple, with the
- * layout as it is at the end, which has seen every tuple:
- * runs_rebuild_keys), so that runs take Sort's space.  Each file of the run
- * goes as soon as it has been read to its end, so that a merge does not
+ * A run is read front to back, a read buffer's worth of its files at a time
+ * (run_file.c), and each record is decoded out of the read buffer
+ * (run_format.h) into a buffer of the reader's, where its tuple gets back its
+ * length and alignment.  A run carries generic keys in its file; fixed keys
+ * are built again from each tuple as it is read (key_encode_words or
+ * key_encode_tuple, with the layout as it is at the end, which has seen every
+ * tuple: runs_rebuild_keys), so that runs take Sort's space.  Each file of the
+ * run goes as soon as it has been read to its end, so that a merge does not
  * hold the disk its inputs gave up.
  *
  * The final merge in the pool threads (run_merge_window.c) reads the runs'
@@ -28,8 +28,8 @@
 #include "run_internal.h"
 
 /*
- * Set up rd to read run's files a chunk of buffer_size bytes at a time;
- * the chunk and the record buffer live in cxt.
+ * Set up rd to read run's files buffer_size bytes at a time;
+ * the read buffer and the record buffer live in cxt.
  */
 void
 run_read_start(SortRuns *runs, RunReader *rd, SortedRun *run,
@@ -57,38 +57,38 @@ run_read_start(SortRuns *runs, RunReader *rd, SortedRun *run,
 		rd->exact = runs->sh->layout.exact;
 		rd->rebuilt_key = MemoryContextAlloc(cxt, sizeof(uint64) * Max(rd->key_words, 1));
 	}
-	rd->chunk_size = Max(buffer_size, BLCKSZ);
-	rd->chunk = MemoryContextAlloc(cxt, rd->chunk_size);
+	rd->readbuf_size = Max(buffer_size, BLCKSZ);
+	rd->readbuf = MemoryContextAlloc(cxt, rd->readbuf_size);
 }
 
 /*
- * Make sure rd's chunk holds the next `need` bytes of its run unparsed,
+ * Make sure rd's read buffer holds the next `need` bytes of its run unparsed,
  * reading more (and keeping the bytes not parsed yet) as needed, from the
  * run's next file where one ends.  A file read to its end goes at once.
  */
 static void
 read_fill(SortRuns *runs, RunReader *rd, Size need)
 {
-	Size		have = rd->chunk_end - rd->chunk_pos;
+	Size		have = rd->readbuf_end - rd->readbuf_pos;
 	Size		more;
 
 	if (have >= need)
 		return;
-	if (need > rd->chunk_size)
+	if (need > rd->readbuf_size)
 	{
-		Size		newsize = Max(need, rd->chunk_size * 2);
-		char	   *chunk = MemoryContextAlloc(rd->cxt, newsize);
+		Size		newsize = Max(need, rd->readbuf_size * 2);
+		char	   *newbuf = MemoryContextAlloc(rd->cxt, newsize);
 
-		memcpy(chunk, rd->chunk + rd->chunk_pos, have);
-		pfree(rd->chunk);
-		rd->chunk = chunk;
-		rd->chunk_size = newsize;
+		memcpy(newbuf, rd->readbuf + rd->readbuf_pos, have);
+		pfree(rd->readbuf);
+		rd->readbuf = newbuf;
+		rd->readbuf_size = newsize;
 	}
 	else
-		memmove(rd->chunk, rd->chunk + rd->chunk_pos, have);
-	rd->chunk_pos = 0;
-	rd->chunk_end = have;
-	while (rd->chunk_end < need)
+		memmove(rd->readbuf, rd->readbuf + rd->readbuf_pos, have);
+	rd->readbuf_pos = 0;
+	rd->readbuf_end = have;
+	while (rd->readbuf_end < need)
 	{
 		if (rd->read_pos == rd->file->size)
 		{
@@ -100,11 +100,11 @@ read_fill(SortRuns *runs, RunReader *rd, Size need)
 			rd->read_pos = 0;
 			continue;
 		}
-		more = Min(rd->chunk_size - rd->chunk_end,
+		more = Min(rd->readbuf_size - rd->readbuf_end,
 				   (Size) (rd->file->size - rd->read_pos));
-		run_file_read(rd->file, rd->read_pos, rd->chunk + rd->chunk_end, more);
+		run_file_read(rd->file, rd->read_pos, rd->readbuf + rd->readbuf_end, more);
 		rd->read_pos += more;
-		rd->chunk_end += more;
+		rd->readbuf_end += more;
 		if (rd->read_pos == rd->file->size)
 			runs_close_run_file(runs, rd->file);
 	}
@@ -123,10 +123,10 @@ run_read_next(SortRuns *runs, RunReader *rd)
 	if (rd->remaining == 0)
 		return false;
 	read_fill(runs, rd, RUN_RECORD_LENGTH_BYTES);
-	len = run_record_length(rd->chunk + rd->chunk_pos);
+	len = run_record_length(rd->readbuf + rd->readbuf_pos);
 	read_fill(runs, rd, RUN_RECORD_LENGTH_BYTES + len);
-	record = rd->chunk + rd->chunk_pos + RUN_RECORD_LENGTH_BYTES;
-	rd->chunk_pos += RUN_RECORD_LENGTH_BYTES + len;
+	record = rd->readbuf + rd->readbuf_pos + RUN_RECORD_LENGTH_BYTES;
+	rd->readbuf_pos += RUN_RECORD_LENGTH_BYTES + len;
 
 	if (run_record_unpacked_bytes(len) > rd->buflen)
 	{
@@ -155,14 +155,14 @@ run_read_next(SortRuns *runs, RunReader *rd)
 
 /*
  * The reader is done with its run: the run's files that are still open go,
- * and so does the chunk.  Again is harmless.
+ * and so does the read buffer.  Again is harmless.
  */
 void
 run_read_end(SortRuns *runs, RunReader *rd)
 {
 	runs_close_run(runs, rd->run);
-	if (rd->chunk)
-		pfree(rd->chunk);
-	rd->chunk = NULL;
-	rd->chunk_size = 0;
+	if (rd->readbuf)
+		pfree(rd->readbuf);
+	rd->readbuf = NULL;
+	rd->readbuf_size = 0;
 }
