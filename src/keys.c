@@ -742,8 +742,8 @@ key_encode_tuple(KeyLayout *layout, MinimalTuple tuple, TupleTableSlot *slot,
 /*
  * key_encode_tuple() where each column of the layout is one word of the
  * key (word_columns: ORDER BY k, or f, k, of int8, float8, timestamps),
- * without the loop over kinds and byte offsets: the merge of runs builds
- * the key of each record it reads back (run_merge.c), in the backend
+ * without the loop over kinds and byte offsets: the run reader builds
+ * the key of each record it reads back (run_read.c), in the backend
  * alone.  False where the layout or the tuple is not of that form; the
  * caller then calls key_encode_tuple().
  */

@@ -3,8 +3,9 @@
 #
 # test/structure.sh
 #	  Structure check of the C and CUDA sources (src/, cuda/): exported
-#	  functions nothing outside their file uses, macros nothing uses, and
-#	  circles of includes or of calls between files.
+#	  functions nothing outside their file uses, macros nothing uses,
+#	  circles of includes or of calls between files, and calls up the
+#	  order of src/README.
 #
 # What it checks.  Each violation is one line, "file:line: what", and the
 # exit status is 1 if there is any (0 if none, 2 if it could not run):
@@ -37,12 +38,19 @@
 #		 it into a struct of callbacks) has that edge.  So names count
 #		 wherever they stand, calls and references alike, and a call through
 #		 a pointer counts for nothing.
+#  4. A file of src/ above another in src/README's list that the other
+#	  calls or includes: the list gives the files in the order a tuple
+#	  meets them, and data flows one way, down it.  An interface header
+#	  that no one file owns (engine.h) stands where its idea does, above
+#	  the files that include it to implement it.  A .c file the list leaves
+#	  out is a violation too.
 #
 # Why: an exported function that only its file uses widens the interface
 # between files for nothing; a macro nothing uses is dead text that is
 # still read and kept true; and a circle between files means that neither
-# can be understood, changed or tested without the other (src/README: "no
-# stage calls a stage above it").  The compiler finds none of these.
+# can be understood, changed or tested without the other, as a call up
+# src/README's list is a stage that reaches back into one before it.  The
+# compiler finds none of these.
 #
 # How: lexically, in python3 alone (no ctags, no clang, no compiler), which
 # is enough for PostgreSQL's style.  Comments, strings and character
@@ -639,6 +647,32 @@ for kind, graph in (("include", inc), ("call", calls)):
                     f, ln, what = graph[a][b]
                     report(f, ln, "%s circle %d (%s): %s -> %s: %s" % (
                         kind, no, " ".join(comp), a, b, what))
+
+# 4. src/README lists the files in the order a tuple meets them, and every
+# call and include goes down that list: a file above never calls or
+# includes one below it back
+listed = {}
+readme = os.path.join("src", "README")
+if os.path.exists(readme):
+    for no, line in enumerate(open(readme), 1):
+        m = re.match(r"^  ([A-Za-z_][\w]*\.(?:c|h))(?:/\.h)?(?:\s|$)", line)
+        if m:
+            n = node(os.path.join("src", m.group(1)))
+            listed.setdefault(n, no)
+    for f in TREE:
+        if f.startswith("src/") and not is_header(f) and f not in listed:
+            report(f, 1, "not listed in src/README")
+    for kind, graph in (("includes", inc), ("calls", calls)):
+        for a in sorted(graph):
+            for b in sorted(graph[a]):
+                # an interface that no one file owns (engine.h) is listed
+                # where its idea is, above the files that implement it
+                if is_header(b) and kind == "includes":
+                    continue
+                if a in listed and b in listed and listed[b] < listed[a]:
+                    f, ln, what = graph[a][b]
+                    report(f, ln, "%s %s, listed above it in src/README (line %d, %s at %d): %s" % (
+                        kind, b, listed[b], a, listed[a], what))
 
 if verbose:
     for line in notes:
