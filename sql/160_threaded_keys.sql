@@ -54,7 +54,7 @@ DECLARE
   result text := '';
 BEGIN
   FOR line IN EXECUTE 'EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-    IF line ~ 'Threads|Key Kind' THEN
+    IF line ~ '^ *(Threads|Key Kind):' THEN
       result := result || btrim(line) || '; ';
     END IF;
   END LOOP;
