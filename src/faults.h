@@ -3,8 +3,8 @@
  * faults.h
  *	  Fault and delay injection points, for the reliability tests.
  *
- * The executor calls gpusort_fault_point() as a sort enters each of its
- * phases; what happens there (nothing, by default) is decided by faults.c
+ * Each stage of a sort calls gpusort_fault_point() as it enters its
+ * phase (the node, before it returns the first tuple); what happens there (nothing, by default) is decided by faults.c
  * from the superuser-only setting gpusort.inject_fault, whose value names
  * one fault:
  *
