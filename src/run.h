@@ -53,16 +53,16 @@ typedef struct SortedRun
 } SortedRun;
 
 /*
- * A run read back record by record (run_read.c): a read buffer of its files at
- * a time into read buffer[], whose bytes from readbuf_pos to readbuf_end are not
- * parsed yet; each record is then decoded out of it into buf, where its
- * tuple gets back its length and its alignment.
+ * A run read back record by record (run_read.c): its files are read into
+ * readbuf[], whose bytes from readbuf_pos to readbuf_end are not parsed
+ * yet; each record is then decoded out of it into buf, where its tuple
+ * gets back its length and its alignment.
  */
 typedef struct RunReader
 {
 	SortedRun  *run;
 	RunFile    *file;			/* the run's file being read */
-	off_t		read_pos;		/* where the next read buffer starts in the file */
+	off_t		read_pos;		/* where the next read starts in the file */
 	int64		remaining;		/* records still in the run */
 
 	/* the records' keys: as the run was written, or built again */

@@ -4,7 +4,8 @@
  *	  The record format of a sorted run: its one encoder and its one
  *	  decoder, shared by the run writer (run_write.c), the run reader
  *	  (run_read.c) and the final merge in the pool threads
- *	  (run_merge_window.c), which parses the records in its read buffers itself.
+ *	  (run_merge_window.c), which parses the records in its read buffers
+ *	  itself.
  *
  * Each record of a run is
  *

@@ -22,8 +22,8 @@
  *	   backend, which does it as the serial merge does: the next file of a
  *	   run, a record larger than the read buffer, a tuple the threads cannot
  *	   encode, a read without a descriptor to spare.
- *	2. The window: every record that precedes the last record in the read buffer
- *	   of an input not read to its end.  Records are ordered by (key, input,
+ *	2. The window: every record that precedes the last record in the read
+ *	   buffer of an input not read to its end.  Records are ordered by (key, input,
  *	   position), as the serial merge orders them, so the output is the same
  *	   and no record not read yet can come before the window's last one.
  *	3. Merge: the window is split into ranges at records of its largest
@@ -115,7 +115,7 @@ typedef struct WindowInput
 	/* a run: its files, read into readbuf */
 	int			file_index;		/* the file being read */
 	off_t		read_pos;		/* in it */
-	bool		all_read;		/* every byte of the run is in the read buffer */
+	bool		all_read;		/* every byte of the run has been read */
 	int			file_key_bytes; /* key bytes each record holds in the file;
 								 * 0: keys built again from the tuples */
 	int			thread_fd;		/* the fill task's descriptor of the file,
