@@ -1,8 +1,16 @@
 /*-------------------------------------------------------------------------
  *
  * tuple_block.h
- *	  Tuples formed in space the caller gives, and blocks of them put into
- *	  a sort at once (tuple_block.c).
+ *	  A tuple formed once, as a MinimalTuple, in space its caller gives:
+ *	  the sort's arena (batch_load.c), or a parallel load's block of shared
+ *	  memory (nodeGpuSortLoad.c), which the leader then puts into its sort
+ *	  whole (TupleBlock).
+ *
+ * Both sides of a parallel load form their tuples here, so that the node
+ * and the sort module share this header rather than one reaching into the
+ * other.  gpusort_copy_slot_tuple is inline because it runs for every
+ * tuple a sort takes: inlined into the arena's load, its space callback
+ * is inlined too, and no tuple pays a call through the PLT for it.
  *
  *-------------------------------------------------------------------------
  */
@@ -11,6 +19,7 @@
 
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "executor/tuptable.h"
 
 /*
@@ -37,7 +46,68 @@ typedef struct TupleBlock
  */
 typedef void *(*TupleSpaceFn) (void *arg, Size len);
 
-extern MinimalTuple gpusort_copy_slot_tuple(TupleTableSlot *slot,
-											TupleSpaceFn space, void *arg);
+/*
+ * Form the slot's tuple as a MinimalTuple in space that space(arg, len)
+ * gives, and return it; NULL if space gave none.
+ */
+static inline MinimalTuple
+gpusort_copy_slot_tuple(TupleTableSlot *slot, TupleSpaceFn space, void *arg)
+{
+	MinimalTuple copy;
+	bool		should_free;
+
+	if (TTS_IS_BUFFERTUPLE(slot) || TTS_IS_HEAPTUPLE(slot))
+	{
+		/* a heap tuple is a MinimalTuple behind a longer header */
+		HeapTuple	htup = ExecFetchSlotHeapTuple(slot, false, &should_free);
+		uint32		len = htup->t_len - MINIMAL_TUPLE_OFFSET;
+
+		copy = space(arg, len);
+		if (copy)
+		{
+			memcpy(copy, (char *) htup->t_data + MINIMAL_TUPLE_OFFSET, len);
+			copy->t_len = len;
+		}
+		if (should_free)
+			heap_freetuple(htup);
+	}
+	else if (TTS_IS_VIRTUAL(slot))
+	{
+		/* a projected row: form its MinimalTuple in place directly */
+		TupleDesc	desc = slot->tts_tupleDescriptor;
+		int			natts = desc->natts;
+		bool		hasnull = false;
+		Size		hoff;
+		Size		data_len;
+
+		slot_getallattrs(slot);
+		for (int i = 0; i < natts && !hasnull; i++)
+			hasnull = slot->tts_isnull[i];
+		hoff = MAXALIGN(SizeofMinimalTupleHeader + (hasnull ? BITMAPLEN(natts) : 0));
+		data_len = heap_compute_data_size(desc, slot->tts_values, slot->tts_isnull);
+		copy = space(arg, hoff + data_len);
+		if (copy)
+		{
+			memset(copy, 0, hoff + data_len);
+			copy->t_len = hoff + data_len;
+			HeapTupleHeaderSetNatts(copy, natts);
+			copy->t_hoff = hoff + MINIMAL_TUPLE_OFFSET;
+			heap_fill_tuple(desc, slot->tts_values, slot->tts_isnull,
+							(char *) copy + hoff, data_len, &copy->t_infomask,
+							hasnull ? copy->t_bits : NULL);
+		}
+	}
+	else
+	{
+		MinimalTuple mtup = ExecFetchSlotMinimalTuple(slot, &should_free);
+
+		copy = space(arg, mtup->t_len);
+		if (copy)
+			memcpy(copy, mtup, mtup->t_len);
+		if (should_free)
+			pfree(mtup);
+	}
+	return copy;
+}
 
 #endif							/* GPUSORT_TUPLE_BLOCK_H */
