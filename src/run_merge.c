@@ -14,7 +14,7 @@
  * is its own (RunsMerge), and sort.c ends it before the runs.
  *
  * The merge compares the records' keys first, and calls PostgreSQL's
- * comparators (resolve.c) only where two inexact keys are equal.  A
+ * comparators (compare.c) only where two inexact keys are equal.  A
  * record's values are detoasted once for the comparators, while the record
  * is current (compare_inputs).
  *
