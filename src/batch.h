@@ -120,7 +120,7 @@ typedef struct SortBatch
 	Size		arena_bytes;	/* its blocks, the one taken ahead too */
 	char	   *ahead_block;	/* the next block, faulted in meanwhile */
 	Size		ahead_size;
-	TaskGroup *ahead_tasks;	/* faulting it in */
+	TaskGroup  *ahead_tasks;	/* faulting it in */
 
 	/* keys and the engine that sorts them */
 	EngineChain chain;			/* chain.engine has the keys */
@@ -143,8 +143,8 @@ typedef struct SortBatch
 	ThreadPool *pool;
 	bool		threads_decided;	/* threads is set */
 	int			threads;		/* threads the batch has or will start */
-	TaskGroup *chunk_tasks;	/* per chunk: its unfinished build tasks */
-	TaskGroup *copy_tasks;	/* blocks of tuples being copied in */
+	TaskGroup  *chunk_tasks;	/* per chunk: its unfinished build tasks */
+	TaskGroup  *copy_tasks;	/* blocks of tuples being copied in */
 	ChunkBuild **chunk_builds;	/* per chunk: what its tasks build */
 
 	/* the result: tuples in sorted order, and their keys where kept */

@@ -417,7 +417,7 @@ encode_fixed_in_threads(SortBatch *batch, bool final)
 		size_t		nchunks = (left + chunk_records - 1) / chunk_records + 1;
 		ChunkEncode *tasks = palloc0(sizeof(ChunkEncode) * nchunks);
 		int			ntasks = 0;
-		TaskGroup *group = threadpool_group_create(batch->pool);
+		TaskGroup  *group = threadpool_group_create(batch->pool);
 		bool		gave_up = false;
 		bool		relayout = false;
 

@@ -49,7 +49,7 @@ typedef struct GpuSortState
 
 	GpuSortPlanInfo info;
 	bool		random_access;	/* rewind, backward scan or mark/restore */
-	Sorter *sort;			/* the sort, once the first fetch began it */
+	Sorter	   *sort;			/* the sort, once the first fetch began it */
 	bool		sort_done;		/* it has its whole input, sorted */
 
 	GpuSortLoadState *load;		/* a parallel GpuSort's load, or NULL */

@@ -164,7 +164,7 @@ struct GpuSortLoadState
 	CustomScanState css;
 
 	/* set by the GpuSort above, in the leader, before the Gather starts */
-	Sorter *sort;			/* where the leader puts rows */
+	Sorter	   *sort;			/* where the leader puts rows */
 	BudgetShare *budget;		/* where it holds the blocks in flight ... */
 	BudgetShare budget_share;	/* ... which is this, in the query's memory */
 	instr_time	sort_start;		/* when the GpuSort began reading */

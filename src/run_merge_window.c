@@ -200,8 +200,8 @@ struct WindowMerge
 	int			nslices;
 
 	WindowStage stage;
-	TaskGroup *fill_group;
-	TaskGroup *merge_group;
+	TaskGroup  *fill_group;
+	TaskGroup  *merge_group;
 	MemoryContextCallback forget;
 	WindowOutput outputs[2];
 	WindowOutput *merging;		/* the one the next window goes into */

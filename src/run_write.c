@@ -173,7 +173,7 @@ start_slice(ThreadPool *pool, TaskGroup *group, SpillSlice *sl, MemoryContext cx
 typedef struct SpillState
 {
 	SpillSlice	slices[2];
-	TaskGroup *groups[2];
+	TaskGroup  *groups[2];
 	ThreadPool *pool;
 	MemoryContextCallback forget;
 } SpillState;
@@ -276,7 +276,7 @@ struct RunWriter
 	int			nparts;
 	RunWriterPart parts[RUN_WRITER_PARTS];
 	ThreadPool *pool;
-	TaskGroup *group;
+	TaskGroup  *group;
 	MemoryContextCallback release;
 };
 

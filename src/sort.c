@@ -244,7 +244,7 @@ gpusort_sort_begin(TupleDesc tupdesc, int nkeys, const AttrNumber *attNums,
 				   const bool *nullsFirstFlags, double expected_rows,
 				   int sortopt)
 {
-	Sorter *state = palloc0(sizeof(Sorter));
+	Sorter	   *state = palloc0(sizeof(Sorter));
 
 	Assert(nkeys > 0);
 	state->tupdesc = tupdesc;

@@ -81,7 +81,7 @@ typedef struct KeyTask
 	void	   *arg;
 	size_t		from;
 	size_t		to;
-	TaskGroup *group;
+	TaskGroup  *group;
 } KeyTask;
 
 struct ThreadPool
@@ -548,7 +548,7 @@ void
 threadpool_parallel_for(ThreadPool *pool, TaskFn fn, void *arg,
 						size_t n, size_t grain)
 {
-	TaskGroup *group = &pool->parallel_for_group;
+	TaskGroup  *group = &pool->parallel_for_group;
 
 	grain = Max(grain, 1);
 	for (size_t from = 0; from < n; from += grain)
