@@ -23,7 +23,7 @@
 #                     bench/scale.sh runs it), --rounds statements in one
 #                     session, then the scan (the same without ORDER BY,
 #                     the floor) there, then --rounds statements on fresh
-#                     connections
+#                     connections (bench/serial_medians.py prints medians)
 #   --rows "N ..."    table sizes (default "10000000 100000000")
 #   --rounds "R ..."  pairs per size and turn (default "7 3")
 #   --sql SQL         SET commands for every session of both builds, e.g.
