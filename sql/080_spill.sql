@@ -255,7 +255,8 @@ SELECT count(*) AS temp_files_left FROM pg_ls_tmpdir();
 
 -- one budget for the backend's sorts together: under a Merge Join the
 -- first sort takes what it needs, and the second gets what is left and
--- spills, where each alone would sort in memory (each one's peak, the CPU
+-- spills, or gives its keys up to sort in memory within it, where each
+-- alone would sort in memory with its keys (each one's peak, the CPU
 -- engine's workspace included, stays within the budget; the first one's
 -- workspace is gone before the second sorts, so their peaks may add up to
 -- more)
@@ -263,7 +264,8 @@ SET gpusort.max_memory = '24MB';
 SELECT runs AS runs_alone FROM spill_stats('SELECT k, id FROM gs_fb ORDER BY k');
 SET enable_hashjoin = off;
 SET enable_nestloop = off;
-SELECT count(*) AS sorts, max(memory_kb) <= 26 * 1024 AS within_budget, max(runs) > 0 AS one_spilled,
+SELECT count(*) AS sorts, max(memory_kb) <= 26 * 1024 AS within_budget,
+       bool_or(runs > 0 OR fallback ~ 'keys do not fit') AS one_limited,
        min(runs) = 0 AS one_in_memory
   FROM spill_stats('SELECT a.k FROM gs_fb a JOIN gs_fb b ON a.k = b.k');
 RESET enable_hashjoin;

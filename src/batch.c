@@ -130,6 +130,12 @@ batch_memory(SortBatch *batch, size_t n, Size more)
 	int			words = Max(batch->sh->layout.key_words, 1);
 	Size		bytes;
 
+	/* without keys: the tuple pointers, and the comparator sort's order */
+	if (batch->comparator_sort)
+		return batch->arena_bytes + more + n * sizeof(MinimalTuple) +
+			batch->inputs_bytes +
+			n * (sizeof(uint32) + sizeof(MinimalTuple));
+
 	bytes = batch->arena_bytes + more + n * sizeof(MinimalTuple) +
 		batch->inputs_bytes + unallocated_inputs_bytes(batch, n) +
 		n * words * sizeof(uint64) +	/* keys */
@@ -186,17 +192,22 @@ batch_start_threads(SortBatch *batch)
 }
 
 /*
- * Keys cannot order this batch: stop encoding, free the engine, and let
- * the comparators order it (batch_sort).  The tuples stay where they are.
+ * Keys cannot order this batch: stop encoding, end the engine and free its
+ * keys, and let the comparators order it (batch_sort).  The tuples stay
+ * where they are.
  */
 void
 batch_give_up_keys(SortBatch *batch, const char *why)
 {
+	SortEngine *engine = batch->chain.engine;
+
 	engine_add_fallback_reason(batch->chain.fallback, batch->chain.fallback_cxt,
 							   why);
 	if (batch->pool)
 		threadpool_wait_all(batch->pool);
 	engine_chain_end(&batch->chain);
+	if (engine)
+		engine_local_free(engine);
 	batch->comparator_sort = true;
 }
 

@@ -57,6 +57,32 @@
 #define BLOCK_COPY_TUPLES	4096
 
 /* a task: fault in bytes [from, to) of the arena's block taken ahead */
+/*
+ * The size of the arena's next block, for a tuple of len bytes: blocks
+ * double up to ARENA_MAX_BLOCK, but one is no larger than the rest of the
+ * expected input needs, at the bytes per tuple so far and an eighth more,
+ * beyond what the current block still holds.  The last block of a batch
+ * would otherwise leave up to ARENA_MAX_BLOCK unused, which the batch's
+ * memory counts: enough, just above what PostgreSQL's Sort needs to sort in
+ * memory, to make a batch spill where Sort does not.
+ */
+static Size
+arena_block_size(SortBatch *batch, Size len)
+{
+	Size		block = Max(batch->next_block_size, len);
+	Size		filled = batch->arena_bytes - batch->block_left - batch->ahead_size;
+	double		rest;
+
+	if (batch->ntuples == 0 || batch->expected_records <= batch->ntuples)
+		return block;
+	rest = (double) (batch->expected_records - batch->ntuples) *
+		((double) filled / (double) batch->ntuples) * 1.125 -
+		(double) batch->block_left;
+	if (rest < (double) block)
+		block = Max(MAXALIGN((Size) Max(rest, 0.0)), Max(len, ARENA_MIN_BLOCK));
+	return block;
+}
+
 static bool
 populate_ahead(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 {
@@ -77,7 +103,7 @@ populate_ahead(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 static void
 arena_take_ahead(SortBatch *batch)
 {
-	Size		block = batch->next_block_size;
+	Size		block = arena_block_size(batch, 0);
 	Size		filled = batch->arena_bytes - batch->block_left;
 	double		per_tuple;
 	size_t		fill;
@@ -148,7 +174,7 @@ arena_alloc(SortBatch *batch, Size len)
 	len = MAXALIGN(len);
 	if (len > batch->block_left)
 	{
-		Size		block = Max(batch->next_block_size, len);
+		Size		block = arena_block_size(batch, len);
 		bool		ahead = (batch->ahead_block != NULL && batch->ahead_size >= len);
 
 		/*

@@ -130,6 +130,7 @@ extern void gpu_engine_describe(StringInfo buf);
 
 /* shared by the engines (engine_cpu.c) */
 extern uint64 *engine_local_chunk(SortEngine *engine, size_t chunkno, char **why);
+extern void engine_local_free(SortEngine *engine);
 extern bool engine_cpu_sort_keys(SortEngine *engine, size_t n, uint32 **perm,
 								 char **why);
 

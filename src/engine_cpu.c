@@ -76,6 +76,23 @@ engine_local_chunk(SortEngine *engine, size_t chunkno, char **why)
 	return engine->keys.chunks[chunkno];
 }
 
+/*
+ * Free an engine's chunk buffers, once nothing reads its keys: a batch that
+ * gave its keys up (batch_give_up_keys) no longer holds them.
+ */
+void
+engine_local_free(SortEngine *engine)
+{
+	Size		bytes = GPUSORT_CHUNK_RECORDS * engine->keys.key_words * sizeof(uint64);
+
+	for (size_t c = 0; c < engine->nchunks_alloc; c++)
+	{
+		if (engine->keys.chunks[c] != NULL)
+			hostmem_free(engine->keys.chunks[c], bytes);
+		engine->keys.chunks[c] = NULL;
+	}
+}
+
 static bool
 cpu_engine_submit(SortEngine *engine, size_t chunkno, size_t nrecords, char **why)
 {

@@ -72,6 +72,20 @@
 /* bytes a record takes at the least (tuple, pointers, key, order) */
 #define MIN_RECORD_BYTES	64
 
+/*
+ * What PostgreSQL's Sort holds for a row in memory beside the tuple: its
+ * SortTuple (24 bytes), and the header of the tuple's memory chunk, in a
+ * generation context before 17 (24 bytes in 15, a MemoryChunk's 8 in 16)
+ * and a bump context, which has none, from 17 on.
+ */
+#if PG_VERSION_NUM >= 170000
+#define NATIVE_ROW_OVERHEAD	24
+#elif PG_VERSION_NUM >= 160000
+#define NATIVE_ROW_OVERHEAD	(24 + 8)
+#else
+#define NATIVE_ROW_OVERHEAD	(24 + 24)
+#endif
+
 /* the least a batch reserves of the budgets at a time */
 #define BATCH_RESERVE_STEP	((Size) 8 * 1024 * 1024)
 
@@ -557,6 +571,41 @@ spill_early(Sorter *state, Size held)
 }
 
 /*
+ * Whether the first batch, which its keys would have spill, is to give them
+ * up instead and be sorted in memory by the comparators.  PostgreSQL's Sort
+ * holds a row in its tuple and NATIVE_ROW_OVERHEAD; a batch holds the tuple
+ * and a record (the tuple's pointer, its key, its place in the order, its
+ * sorted pointer and, on the CPU, the radix sort's workspace), which can
+ * take more.  Just above what Sort needs to sort in memory, a batch with
+ * keys would then write a run where Sort writes nothing.  Without keys a
+ * batch holds the tuple and 20 bytes (the pointer, the place in the order
+ * and the sorted pointer), less than Sort: so where the planner's estimate
+ * of the input, at the arena's bytes per tuple so far and Sort's overhead,
+ * fits the memory the batch may have, the batch sorts as Sort would, in
+ * memory by the comparators, and needs no temporary space where Sort needs
+ * none.  Below that, Sort writes runs too, and the keys sort faster.
+ */
+static bool
+sort_without_keys(Sorter *state)
+{
+	SortBatch  *batch = &state->batch;
+	double		rows = Max(state->sh.expected_rows, (double) state->tuples_put);
+	Size		room = batch->block_left + batch->ahead_size;
+	double		per_tuple;
+
+	if (batch->comparator_sort || state->runs != NULL ||
+		state->writing_active || batch->ntuples == 0 ||
+		(state->batch_record_cap != 0 && batch->ntuples >= state->batch_record_cap))
+		return false;
+	per_tuple = (double) (batch->arena_bytes - room) / (double) batch->ntuples;
+	if (rows * (per_tuple + NATIVE_ROW_OVERHEAD) >
+		(double) Max(state->batch_ceiling, batch->limit))
+		return false;
+	batch_give_up_keys(batch, "the keys do not fit in the sort's memory beside the rows: PostgreSQL's comparators sort the rows in memory, as Sort would");
+	return true;
+}
+
+/*
  * The run written behind is done: what its batch held goes back to the
  * budgets, and the batch's ceiling is taken again.
  */
@@ -581,6 +630,18 @@ make_room(Sorter *state)
 	writing_done(state);
 	(void) grow_batch(state);
 	return true;
+}
+
+/*
+ * Whether a batch that refused a tuple was at its limit, rather than out of
+ * memory that the system did not give (where its keys are kept, and it is
+ * spilled as it is).
+ */
+static bool
+batch_at_limit(SortBatch *batch)
+{
+	return batch_memory(batch, batch->ntuples + 1, batch->next_block_size) >
+		batch->limit;
 }
 
 /* Copy the slot's tuple, or (slot NULL) tuple, into the batch's arena. */
@@ -616,6 +677,8 @@ hold_batch_memory(Sorter *state)
 		(state->batch_record_cap == 0 || batch->ntuples < state->batch_record_cap) &&
 		!spill_early(state, held))
 		return false;
+	if (sort_without_keys(state))
+		return false;
 	spill_batch(state);
 	return true;
 }
@@ -634,8 +697,12 @@ put_tuple(Sorter *state, TupleTableSlot *slot, MinimalTuple tuple)
 		start_batch(state);
 	while (!store_tuple(batch, slot, tuple))
 	{
-		/* more room reserved, or a run written behind done: try again */
-		if (grow_batch(state) || make_room(state))
+		/*
+		 * More room reserved, a run written behind done, or the keys given
+		 * up: try again
+		 */
+		if (grow_batch(state) || make_room(state) ||
+			(batch_at_limit(batch) && sort_without_keys(state)))
 			continue;
 		spill_batch(state);
 		start_batch(state);
@@ -691,7 +758,8 @@ gpusort_sort_putblocks(Sorter *state, const TupleBlock *blocks, int nblocks)
 		n = batch_store_blocks(batch, blocks + nput, nblocks - nput);
 		if (n == 0)
 		{
-			if (grow_batch(state) || make_room(state))
+			if (grow_batch(state) || make_room(state) ||
+				(batch_at_limit(batch) && sort_without_keys(state)))
 				continue;
 			if (before == 0)
 				break;

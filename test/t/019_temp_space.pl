@@ -10,7 +10,11 @@
 # whose runs and merge passes together ever held more fails with
 # PostgreSQL's own error.  Each must succeed and return Sort's rows; and the
 # sweep must cover a single merge and merges in several passes, as well as
-# budgets where both sort in memory.
+# budgets where both sort in memory.  Two budgets come from Sort itself: the
+# memory its in-memory sort reported, the least that keeps it in memory, and
+# a tenth more.  There a GpuSort with keys would hold more than Sort (its
+# records, and on the CPU the radix sort's workspace, take more than Sort's
+# SortTuple) and write a run; it must give its keys up and sort in memory.
 use strict;
 use warnings;
 
@@ -35,7 +39,12 @@ my $digest = q{SELECT md5(string_agg(id::text, ',')), count(*) FROM (SELECT * FR
 my $rows = $node->safe_psql('postgres', "SET gpusort.enabled = off; $digest");
 my (%single, %passes, %memory);
 
-for my $budget ('64kB', '256kB', '1MB', '4MB', '16MB', '64MB', '256MB', '1GB')
+my ($sort_peak) = $node->safe_psql('postgres',
+	"SET gpusort.enabled = off; SET work_mem = '1GB'; $explain") =~ /Memory: (\d+)kB/;
+ok($sort_peak, "Sort sorts in memory at 1GB, its peak $sort_peak kB");
+my @band = ("${sort_peak}kB", int($sort_peak * 11 / 10) . 'kB');
+
+for my $budget ('64kB', '256kB', '1MB', '4MB', '16MB', '64MB', @band, '256MB', '1GB')
 {
 	my $native = $node->safe_psql('postgres',
 		"SET gpusort.enabled = off; SET work_mem = '$budget'; $explain");
@@ -70,6 +79,8 @@ note('single merge: ' . join(', ', sort keys %single) . '; in passes: '
 ok(%single, 'the sweep has sorts merged at once');
 ok(%passes, 'the sweep has sorts merged in several passes');
 ok(%memory, 'the sweep has budgets where Sort needs no temporary file');
+ok($memory{$_}, "Sort sorts in memory at $_, just above what it needs")
+  for @band;
 
 $node->stop;
 unlike(slurp_file($node->logfile), qr/leak|WARNING|terminated by signal|PANIC/,
