@@ -580,21 +580,30 @@ spill_early(Sorter *state, Size held)
  * keys would then write a run where Sort writes nothing.  Without keys a
  * batch holds the tuple and 20 bytes (the pointer, the place in the order
  * and the sorted pointer), less than Sort: so where the planner's estimate
- * of the input, at the arena's bytes per tuple so far and Sort's overhead,
- * fits the memory the batch may have, the batch sorts as Sort would, in
- * memory by the comparators, and needs no temporary space where Sort needs
- * none.  Below that, Sort writes runs too, and the keys sort faster.
+ * of the input, not yet passed, at the arena's bytes per tuple so far and
+ * Sort's overhead, fits the memory the batch may have, the batch sorts as
+ * Sort would, in memory by the comparators, and needs no temporary space
+ * where Sort needs none.  Below that, Sort writes runs too, and the keys sort faster.  Where
+ * gpusort.server_memory, which Sort does not know, is what stops the batch,
+ * it spills as it would: other sorts hold the server's memory only for a
+ * while, and the keys sort the runs faster.
  */
 static bool
 sort_without_keys(Sorter *state)
 {
 	SortBatch  *batch = &state->batch;
-	double		rows = Max(state->sh.expected_rows, (double) state->tuples_put);
+	double		rows = state->sh.expected_rows;
 	Size		room = batch->block_left + batch->ahead_size;
 	double		per_tuple;
 
-	if (batch->comparator_sort || state->runs != NULL ||
+	/*
+	 * An input past the planner's estimate may go on for long: the batch
+	 * keeps its keys, which sort its runs faster.
+	 */
+	if ((double) state->tuples_put > rows ||
+		batch->comparator_sort || state->runs != NULL ||
 		state->writing_active || batch->ntuples == 0 ||
+		state->budget.server_bound ||
 		(state->batch_record_cap != 0 && batch->ntuples >= state->batch_record_cap))
 		return false;
 	per_tuple = (double) (batch->arena_bytes - room) / (double) batch->ntuples;

@@ -48,10 +48,12 @@ my $ts_oid = $node->safe_psql('postgres', q{SELECT oid FROM pg_tablespace WHERE 
 my $rows = q{SELECT g, md5(g::text) AS s FROM (SELECT generate_series(1, 600000) AS g) x};
 my $sort = "SELECT count(*), md5(string_agg(s, ',')) FROM ($rows ORDER BY s) y";
 # 1 MB for Sort; for GpuSort, a budget whose runs pass the limit, and hold
-# more than the 128K records from which pool threads write them behind
+# more than the 128K records from which pool threads write them behind,
+# but well below what Sort would need to sort the rows in memory (where
+# GpuSort would sort them in memory too, without keys)
 my $settings = q{\set VERBOSITY verbose
 SET work_mem = '1MB';
-SET gpusort.max_memory = '64MB';
+SET gpusort.max_memory = '32MB';
 SET gpusort.threads = 2;
 };
 
