@@ -130,11 +130,13 @@ batch_memory(SortBatch *batch, size_t n, Size more)
 	int			words = Max(batch->sh->layout.key_words, 1);
 	Size		bytes;
 
-	/* without keys: the tuple pointers, and the comparator sort's order */
+	/*
+	 * Without keys: the comparator sort's items (batch_sort.c), 16 bytes,
+	 * which take the tuple pointers' place
+	 */
 	if (batch->comparator_sort)
-		return batch->arena_bytes + more + n * sizeof(MinimalTuple) +
-			batch->inputs_bytes +
-			n * (sizeof(uint32) + sizeof(MinimalTuple));
+		return batch->arena_bytes + more + batch->inputs_bytes +
+			n * 2 * sizeof(Datum);
 
 	bytes = batch->arena_bytes + more + n * sizeof(MinimalTuple) +
 		batch->inputs_bytes + unallocated_inputs_bytes(batch, n) +

@@ -25,6 +25,7 @@
 #include "postgres.h"
 
 #include "executor/tuptable.h"
+#include "miscadmin.h"
 #include "utils/memutils.h"
 
 #include "cpu_radix.h"
@@ -197,30 +198,150 @@ gather_sorted(SortBatch *batch, const uint32 *perm, bool keep_keys)
 }
 
 /*
- * Order the batch by PostgreSQL's comparators alone, in place: a single
- * tie range of the whole batch (resolve.c) from the first column.
+ * A record of the comparator sort: its tuple, with the first column's NULL
+ * in the pointer's lowest bit (tuples are MAXALIGNed), and the first
+ * column's datum, abbreviated where the type has abbreviated keys.  16
+ * bytes, as tuplesort's SortTuple less its srctape, and sorted pointers
+ * are then written over the array itself.
+ */
+typedef struct ComparatorItem
+{
+	uintptr_t	tuple;
+	Datum		first;
+} ComparatorItem;
+
+typedef struct ComparatorSort
+{
+	CompareContext res;
+	SortSupport first;			/* the first column's, abbreviating or not */
+	bool		abbreviated;	/* first is abbreviated: equal ones say little */
+	bool		one_column;		/* first decides alone where not abbreviated */
+	uint32		ncompares;
+} ComparatorSort;
+
+/* the first column's comparator: abbreviating, where the type can and n pays */
+static SortSupport
+cs_first(SortBatchShared *sh, size_t n)
+{
+	if (sh->abbrev != NULL && sh->abbrev[0].abbrev_converter != NULL && n >= 64)
+		return &sh->abbrev[0];
+	return &sh->ssup[0];
+}
+
+#define ITEM_TUPLE(item)	((MinimalTuple) ((item)->tuple & ~(uintptr_t) 1))
+#define ITEM_NULL(item)		(((item)->tuple & 1) != 0)
+
+static int
+compare_items(const void *a, const void *b, void *arg)
+{
+	const ComparatorItem *x = (const ComparatorItem *) a;
+	const ComparatorItem *y = (const ComparatorItem *) b;
+	ComparatorSort *cs = (ComparatorSort *) arg;
+	int			r;
+
+	/*
+	 * The whole batch is one qsort, which has no interrupt checks of its
+	 * own; leaving it by longjmp is safe, it holds only the batch's memory.
+	 */
+	if (++cs->ncompares % 4096 == 0)
+		CHECK_FOR_INTERRUPTS();
+	r = ApplySortComparator(x->first, ITEM_NULL(x), y->first, ITEM_NULL(y),
+							cs->first);
+	if (r != 0 || (cs->one_column && !cs->abbreviated))
+		return r;
+	/* the full comparison of every column, from the tuples */
+	return compare_tuples(&cs->res, ITEM_TUPLE(x), ITEM_TUPLE(y));
+}
+
+/*
+ * The comparator sort's items, made from the load-order tuple pointers:
+ * where the pointers' array grows where it lies (hostmem_grow: a large
+ * one), in that array, each item written from the last down over pointers
+ * already read, so that the batch holds 16 bytes a record beside its
+ * tuples, as batch_memory() counts; else (an array of under a megabyte, in
+ * palloc'd memory) beside it, for a while 8 bytes a record more.  The
+ * pointers' array is the items' from then on, or freed.
+ */
+static ComparatorItem *
+make_items(SortBatch *batch)
+{
+	size_t		n = batch->ntuples;
+	MinimalTuple *tuples = batch->tuples;
+	ComparatorItem *items = NULL;
+	SortBatchShared *sh = batch->sh;
+	const KeyLayout *layout = &sh->layout;
+	AttrNumber	attno = layout->cols[0].attno;
+	TupleTableSlot *slot = sh->work_slot;
+	SortSupport first = cs_first(sh, n);
+	bool		in_place = false;
+
+	if (tuples != NULL && n > 0)
+		items = hostmem_grow(tuples, batch->maxtuples * sizeof(MinimalTuple),
+							 n * sizeof(ComparatorItem));
+	if (items != NULL)
+	{
+		in_place = true;
+		tuples = (MinimalTuple *) items;
+	}
+	else
+		items = batch_alloc(batch, Max(n, 1) * sizeof(ComparatorItem));
+
+	/* from the last down: item i covers pointers 2i and 2i + 1, read already */
+	for (size_t i = n; i-- > 0;)
+	{
+		MinimalTuple tuple = tuples[i];
+		bool		isnull;
+		Datum		value;
+
+		ExecStoreMinimalTuple(tuple, slot, false);
+		value = slot_getattr(slot, attno, &isnull);
+		if (first != &sh->ssup[0] && !isnull)
+			value = first->abbrev_converter(value, first);
+		items[i].tuple = (uintptr_t) tuple | (isnull ? 1 : 0);
+		items[i].first = isnull ? (Datum) 0 : value;
+	}
+	ExecClearTuple(slot);
+	if (!in_place && batch->tuples)
+		hostmem_free(batch->tuples, batch->maxtuples * sizeof(MinimalTuple));
+	batch->tuples = NULL;
+	batch->maxtuples = 0;
+	return items;
+}
+
+/*
+ * Order the batch by PostgreSQL's comparators alone (the comparator sort):
+ * one qsort of 16-byte items (make_items), as tuplesort sorts its
+ * SortTuples, the first column's datum (abbreviated where the type can) in
+ * the item and the rest compared from the tuples, which are not copied.
+ * The sorted pointers are written over the items.
  */
 static void
 comparator_sort(SortBatch *batch)
 {
 	size_t		n = batch->ntuples;
-	uint32	   *perm = batch_alloc(batch, Max(n, 1) * sizeof(uint32));
-	MinimalTuple *sorted = batch_alloc(batch, Max(n, 1) * sizeof(MinimalTuple));
-	CompareContext	res;
-	TieRange		all = {0, n, 0};
-	int64		resolved = 0;
+	SortBatchShared *sh = batch->sh;
+	ComparatorItem *items;
+	MinimalTuple *sorted;
+	ComparatorSort cs;
 	instr_time	start;
 
-	for (size_t i = 0; i < n; i++)
-		perm[i] = (uint32) i;
-	batch_init_compare(batch->sh, &res, batch->tuples);
+	batch_init_compare(sh, &cs.res, NULL);
+	cs.first = cs_first(sh, n);
+	cs.abbreviated = cs.first != &sh->ssup[0];
+	cs.one_column = sh->layout.ncols == 1;
+	cs.ncompares = 0;
+
 	INSTR_TIME_SET_CURRENT(start);
+	items = make_items(batch);
+	sorted = (MinimalTuple *) items;
 	if (n > 1)
-		resolve_tie_ranges(&res, perm, &all, 1, &resolved);
-	batch->sh->stats->resolve_ms += gpusort_elapsed_ms(start);
-	batch->sh->stats->resolved += resolved;
+		qsort_arg(items, n, sizeof(ComparatorItem), compare_items, &cs);
+	/* sorted[i] is written where items[i / 2] was, already read */
 	for (size_t i = 0; i < n; i++)
-		sorted[i] = batch->tuples[perm[i]];
+		sorted[i] = ITEM_TUPLE(&items[i]);
+
+	batch->sh->stats->resolve_ms += gpusort_elapsed_ms(start);
+	batch->sh->stats->resolved += n;
 	batch->sorted = sorted;
 	batch->sorted_keys = NULL;
 	batch->keys_order = false;

@@ -23,7 +23,7 @@
  * Compare tuples a and b on every ORDER BY column with PostgreSQL's
  * comparators: <0, 0, >0.
  */
-static int
+int
 compare_tuples(CompareContext *res, MinimalTuple a, MinimalTuple b)
 {
 	const KeyLayout *layout = res->layout;

@@ -37,6 +37,7 @@ typedef struct CompareContext
 								 * then take rather than detoast again */
 } CompareContext;
 
+extern int	compare_tuples(CompareContext *cmp, MinimalTuple a, MinimalTuple b);
 extern int	compare_records(CompareContext *cmp, uint32 a, uint32 b);
 extern void compare_deform_tuple(CompareContext *cmp, MinimalTuple tuple,
 								 Datum *values, bool *isnull,

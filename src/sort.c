@@ -571,22 +571,23 @@ spill_early(Sorter *state, Size held)
 }
 
 /*
- * Whether the first batch, which its keys would have spill, is to give them
+ * Whether the first batch, which its keys would make spill, is to give them
  * up instead and be sorted in memory by the comparators.  PostgreSQL's Sort
  * holds a row in its tuple and NATIVE_ROW_OVERHEAD; a batch holds the tuple
  * and a record (the tuple's pointer, its key, its place in the order, its
  * sorted pointer and, on the CPU, the radix sort's workspace), which can
  * take more.  Just above what Sort needs to sort in memory, a batch with
  * keys would then write a run where Sort writes nothing.  Without keys a
- * batch holds the tuple and 20 bytes (the pointer, the place in the order
- * and the sorted pointer), less than Sort: so where the planner's estimate
- * of the input, not yet passed, at the arena's bytes per tuple so far and
- * Sort's overhead, fits the memory the batch may have, the batch sorts as
- * Sort would, in memory by the comparators, and needs no temporary space
- * where Sort needs none.  Below that, Sort writes runs too, and the keys sort faster.  Where
- * gpusort.server_memory, which Sort does not know, is what stops the batch,
- * it spills as it would: other sorts hold the server's memory only for a
- * while, and the keys sort the runs faster.
+ * batch holds the tuple and 16 bytes (the comparator sort's item: the
+ * pointer and the first column's datum, batch_sort.c), less than Sort: so
+ * where the planner's estimate of the input, not yet passed, at the arena's
+ * bytes per tuple so far and Sort's overhead, fits the memory the batch may
+ * have, the batch sorts as Sort does, in memory by the comparators, and
+ * needs no temporary space where Sort needs none.  Below that, Sort writes
+ * runs too, and the keys sort faster.  Where gpusort.server_memory, which
+ * Sort does not know, is what stops the batch, it spills as it would:
+ * other sorts hold the server's memory only for a while, and the keys sort
+ * the runs faster.
  */
 static bool
 sort_without_keys(Sorter *state)
