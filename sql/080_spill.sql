@@ -198,8 +198,8 @@ SET gpusort.engine = cpu;
 SET gpusort.max_memory = '10MB';
 SET gpusort.write_behind = off;
 SELECT a.runs > 1 AS spilled, a.disk_kb < b.disk_kb AS less_written
-  FROM spill_stats('SELECT k, id FROM fb_rows_known() ORDER BY k, id') a,
-       spill_stats('SELECT k, id FROM fb_rows() ORDER BY k, id') b;
+  FROM spill_stats('SELECT k, id, f FROM fb_rows_known() ORDER BY k, id') a,
+       spill_stats('SELECT k, id, f FROM fb_rows() ORDER BY k, id') b;
 SELECT gs_check('SELECT k, id FROM fb_rows_known() ORDER BY k, id', 2);
 SELECT gs_check('SELECT k, id FROM fb_rows() ORDER BY k, id', 2);
 RESET gpusort.write_behind;
@@ -279,16 +279,20 @@ SET gpusort.max_memory = '1MB';
 -- (cpu_alloc: its third key chunk fails while the pool threads encode);
 -- its run has no keys, and merges with keyed ones.  The CPU engine's: the
 -- GPU engine encodes as the rows load, so that its batch gives its keys up
--- early, and then holds all the rows without them
+-- early, and then holds all the rows without them.  Through a function
+-- that the planner takes for 1000 rows: past the estimate, a batch keeps
+-- its keys where it could hold the rows without them
 SET gpusort.engine = cpu;
 SET gpusort.max_memory = '48MB';
 CREATE TABLE gs_spill_big AS SELECT g AS id, hashint4(g) % 100000 AS k FROM generate_series(1, 700000) g;
 ANALYZE gs_spill_big;
+CREATE FUNCTION gs.spill_big_rows() RETURNS SETOF gs.gs_spill_big LANGUAGE sql ROWS 1000
+  AS 'SELECT * FROM gs.gs_spill_big';
 SET gpusort.inject_fault = 'cpu_alloc';
-SELECT gs_check('SELECT k, id FROM gs_spill_big ORDER BY k');
+SELECT gs_check('SELECT k, id FROM spill_big_rows() ORDER BY k');
 SELECT runs > 0 AS spilled,
        fallback ~ 'out of memory for the keys' AS comparators_took_over
-  FROM spill_stats('SELECT k, id FROM gs_spill_big ORDER BY k');
+  FROM spill_stats('SELECT k, id FROM spill_big_rows() ORDER BY k');
 RESET gpusort.inject_fault;
 RESET gpusort.engine;
 -- runs of more than 128K records are written by the pool threads (two,
