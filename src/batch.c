@@ -150,6 +150,20 @@ batch_memory(SortBatch *batch, size_t n, Size more)
 	return bytes;
 }
 
+/*
+ * The arena's bytes a tuple has taken so far: its blocks less their free
+ * room, the block taken ahead too, over the tuples.  The batch holds one at
+ * least.
+ */
+double
+batch_tuple_bytes(SortBatch *batch)
+{
+	Size		room = batch->block_left + batch->ahead_size;
+
+	Assert(batch->ntuples > 0);
+	return (double) (batch->arena_bytes - room) / (double) batch->ntuples;
+}
+
 /* size bytes of the batch's memory, like palloc: out of memory is an ERROR */
 void *
 batch_alloc(SortBatch *batch, Size size)

@@ -160,6 +160,7 @@ extern void batch_reset(SortBatch *batch);
 extern void batch_move(SortBatch *batch, SortBatch *to);
 extern void batch_destroy(SortBatch *batch);
 extern Size batch_memory(SortBatch *batch, size_t n, Size more);
+extern double batch_tuple_bytes(SortBatch *batch);
 extern void *batch_alloc(SortBatch *batch, Size size);
 extern Size batch_inputs_chunk_bytes(SortBatch *batch);
 extern int	batch_threads(SortBatch *batch);

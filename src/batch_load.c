@@ -56,7 +56,6 @@
 /* tuples of a block one copying task takes */
 #define BLOCK_COPY_TUPLES	4096
 
-/* a task: fault in bytes [from, to) of the arena's block taken ahead */
 /*
  * The size of the arena's next block, for a tuple of len bytes: blocks
  * double up to ARENA_MAX_BLOCK, but one is no larger than the rest of the
@@ -70,19 +69,18 @@ static Size
 arena_block_size(SortBatch *batch, Size len)
 {
 	Size		block = Max(batch->next_block_size, len);
-	Size		filled = batch->arena_bytes - batch->block_left - batch->ahead_size;
 	double		rest;
 
 	if (batch->ntuples == 0 || batch->expected_records <= batch->ntuples)
 		return block;
 	rest = (double) (batch->expected_records - batch->ntuples) *
-		((double) filled / (double) batch->ntuples) * 1.125 -
-		(double) batch->block_left;
+		batch_tuple_bytes(batch) * 1.125 - (double) batch->block_left;
 	if (rest < (double) block)
 		block = Max(MAXALIGN((Size) Max(rest, 0.0)), Max(len, ARENA_MIN_BLOCK));
 	return block;
 }
 
+/* a task: fault in bytes [from, to) of the arena's block taken ahead */
 static bool
 populate_ahead(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 {
@@ -104,7 +102,6 @@ static void
 arena_take_ahead(SortBatch *batch)
 {
 	Size		block = arena_block_size(batch, 0);
-	Size		filled = batch->arena_bytes - batch->block_left;
 	double		per_tuple;
 	size_t		fill;
 	char	   *ahead;
@@ -124,7 +121,7 @@ arena_take_ahead(SortBatch *batch)
 		return;
 	if (batch->pool != NULL && threadpool_count(batch->pool) == 0)
 		return;
-	per_tuple = (double) filled / (double) batch->ntuples;
+	per_tuple = batch_tuple_bytes(batch);
 	if (((double) batch->expected_records - (double) batch->ntuples) *
 		per_tuple <= (double) batch->block_left)
 		return;

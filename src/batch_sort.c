@@ -254,7 +254,8 @@ compare_items(const void *a, const void *b, void *arg)
 }
 
 /*
- * The comparator sort's items, made from the load-order tuple pointers:
+ * The comparator sort's items, made from the load-order tuple pointers,
+ * their datums for first (cs_first):
  * where the pointers' array grows where it lies (hostmem_grow: a large
  * one), in that array, each item written from the last down over pointers
  * already read, so that the batch holds 16 bytes a record beside its
@@ -263,7 +264,7 @@ compare_items(const void *a, const void *b, void *arg)
  * pointers' array is the items' from then on, or freed.
  */
 static ComparatorItem *
-make_items(SortBatch *batch)
+make_items(SortBatch *batch, SortSupport first)
 {
 	size_t		n = batch->ntuples;
 	MinimalTuple *tuples = batch->tuples;
@@ -272,7 +273,6 @@ make_items(SortBatch *batch)
 	const KeyLayout *layout = &sh->layout;
 	AttrNumber	attno = layout->cols[0].attno;
 	TupleTableSlot *slot = sh->work_slot;
-	SortSupport first = cs_first(sh, n);
 	bool		in_place = false;
 
 	if (tuples != NULL && n > 0)
@@ -332,7 +332,7 @@ comparator_sort(SortBatch *batch)
 	cs.ncompares = 0;
 
 	INSTR_TIME_SET_CURRENT(start);
-	items = make_items(batch);
+	items = make_items(batch, cs.first);
 	sorted = (MinimalTuple *) items;
 	if (n > 1)
 		qsort_arg(items, n, sizeof(ComparatorItem), compare_items, &cs);

@@ -525,8 +525,7 @@ static double
 batch_memory_with(SortBatch *batch, double more)
 {
 	Size		room = batch->block_left + batch->ahead_size;
-	double		per_tuple = (double) (batch->arena_bytes - room) /
-		(double) batch->ntuples;
+	double		per_tuple = batch_tuple_bytes(batch);
 	double		arena_more = Max(more * per_tuple - (double) room, 0.0);
 
 	return (double) batch_memory(batch, batch->ntuples + (size_t) more, 0) +
@@ -594,8 +593,6 @@ sort_without_keys(Sorter *state)
 {
 	SortBatch  *batch = &state->batch;
 	double		rows = state->sh.expected_rows;
-	Size		room = batch->block_left + batch->ahead_size;
-	double		per_tuple;
 
 	/*
 	 * An input past the planner's estimate may go on for long: the batch
@@ -607,8 +604,7 @@ sort_without_keys(Sorter *state)
 		state->budget.server_bound ||
 		(state->batch_record_cap != 0 && batch->ntuples >= state->batch_record_cap))
 		return false;
-	per_tuple = (double) (batch->arena_bytes - room) / (double) batch->ntuples;
-	if (rows * (per_tuple + NATIVE_ROW_OVERHEAD) >
+	if (rows * (batch_tuple_bytes(batch) + NATIVE_ROW_OVERHEAD) >
 		(double) Max(state->batch_ceiling, batch->limit))
 		return false;
 	batch_give_up_keys(batch, "the keys do not fit in the sort's memory beside the rows: PostgreSQL's comparators sort the rows in memory, as Sort would");
