@@ -18,8 +18,14 @@ COLLATE "C"' on the t shape) under each of --settings, then drops the table, so 
 the largest size is ever on disk (the GPU host has 64 GB):
 
   native   gpusort.enabled = off: PostgreSQL's Sort, serial
+  native-par8  the same with max_parallel_workers_per_gather = 8
   gpu      gpusort.engine = gpu, every other gpusort setting at its default
+  gpu-par8 the same with max_parallel_workers_per_gather = 8
   cpu      gpusort.engine = cpu, likewise
+  duckdb   DuckDB, in this process, on a copy of the table it makes from
+           the same expressions and checks against PostgreSQL's
+           (bench/duckdb_peer.py: it needs libduckdb.so, which that file's
+           head says how to fetch)
 
 and, unless --no-scan, the floor, timed like a setting and recorded as
 the setting "scan" (scale.md gives each setting's time over it):
@@ -51,7 +57,8 @@ Outputs, under --out (default bench/out/scale), rewritten after each
 connection, so that a run killed part way still leaves what it measured:
   scale.json       every sample, the EXPLAIN nodes, the server and host
   scale.md         rows, table, setting, medians, native / setting,
-                   setting / scan
+                   setting / scan; where native-par8 or duckdb ran, a
+                   second table of each gpusort setting against them
   scale-chart.png  native / setting (warm: solid, fresh: dashed) against rows
   scale-per-row.png  nanoseconds per row (warm median / rows) against rows,
                    one line per table and setting, the scan dashed: a sort
@@ -78,27 +85,39 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import chart_png  # noqa: E402  (bench/chart_png.py, beside this file)
+import duckdb_peer  # noqa: E402  (bench/duckdb_peer.py)
 
 # every setting runs with these
 COMMON = {"work_mem": "8GB", "max_parallel_workers_per_gather": "0", "jit": "off"}
 SETTINGS = {
     "native": {"gpusort.enabled": "off"},
+    "native-par8": {"gpusort.enabled": "off", "max_parallel_workers_per_gather": "8"},
     "gpu": {"gpusort.engine": "gpu"},
+    "gpu-par8": {"gpusort.engine": "gpu", "max_parallel_workers_per_gather": "8"},
     "cpu": {"gpusort.engine": "cpu"},
+    # not PostgreSQL: DuckDB on the same rows (bench/duckdb_peer.py)
+    "duckdb": None,
 }
-# k: a full-range int8 (hashint8extended returns int8, unlike hashint8);
-# f: 53 bits of another hash scaled into [0, 1).  Hashes of the row number
-# rather than random(): the parallel loaders then need no seeds and every
-# run sorts the same data.
+# k: a full-range int8, f: 53 bits scaled into [0, 1), both from
+# multiplicative hashes of the row number g (h1 and h3 below, bijections
+# of g modulo 2^32, so k and f are distinct), pad: md5 of g.  Hashes of
+# the row number rather than random(): the parallel loaders then need no
+# seeds and every run sorts the same data.  Written in the SQL PostgreSQL
+# and DuckDB both take, with no intermediate past int8, so that DuckDB
+# (bench/duckdb_peer.py) makes the very same rows.
+H1 = "((g::int8 * 2654435761) % 4294967296)"
+H3 = "((g::int8 * 1597334677) % 4294967296)"
+K = "((%s - 2147483648) * 4294967296 + (%s * 2147483629) %% 4294967296)" % (H1, H1)
+F = "((%s * 2097152 + %s %% 2097152)::float8 / 9007199254740992::float8)" % (H3, H1)
+PAD = "md5(g::text)"
 SHAPES = {
-    "s": ("k int8, f float8",
-          "hashint8extended(g, 42), "
-          "(hashint8extended(g, 7) & 9007199254740991)::float8 / 9007199254740992"),
-    "p": ("k int8, pad text", "hashint8extended(g, 42), md5(g::text)"),
-    "t": ("k int8, pad text, f float8",
-          "hashint8extended(g, 42), md5(g::text), "
-          "(hashint8extended(g, 7) & 9007199254740991)::float8 / 9007199254740992"),
+    "s": ("k int8, f float8", "%s, %s" % (K, F)),
+    "p": ("k int8, pad text", "%s, %s" % (K, PAD)),
+    "t": ("k int8, pad text, f float8", "%s, %s, %s" % (K, PAD, F)),
 }
+# the order of the settings in scale.md and the charts
+SETTING_ORDER = {"scan": 0, "native": 1, "native-par8": 2, "duckdb": 3, "gpu": 4, "gpu-par8": 5,
+                 "cpu": 6}
 # bytes per row on disk, roughly (tuple header, data, line pointer): for
 # the warning when the disk looks too small for table plus spill files
 SHAPE_BYTES = {"s": 44, "p": 80, "t": 88}
@@ -276,11 +295,12 @@ def median(xs):
     return statistics.median(xs) if xs else None
 
 
-def measure(name, n, shape, settings, orders, args, table_facts, results, save):
+def measure(name, n, shape, settings, orders, args, table_facts, results, save, duck):
     """Every setting on one table, interleaved, for each ORDER BY list in
     orders, and the scan unless --no-scan, its entries appended to results
     as they are measured; save() after each connection, so that a run
-    stopped at the GPU host's time limit keeps what it has."""
+    stopped at the GPU host's time limit keeps what it has.  The setting
+    duckdb runs in duck, which holds the same rows under the same name."""
     # (setting, ORDER BY, statement, GUCs).  The scan is the sort's
     # statement without ORDER BY: the same rows read by one backend and
     # dropped by the same Limit, so that setting / scan is what sorting
@@ -292,12 +312,17 @@ def measure(name, n, shape, settings, orders, args, table_facts, results, save):
                       dict(COMMON, max_parallel_workers_per_gather="0")))
     for order in orders:
         sort = "SELECT * FROM %s ORDER BY %s OFFSET %d" % (name, order, n)
-        plans += [(s, order, sort, dict(COMMON, **settings[s])) for s in settings]
+        plans += [(s, order, duckdb_peer.duckdb_sql(sort), None) if settings[s] is None
+                  else (s, order, sort, dict(COMMON, **settings[s])) for s in settings]
     explain_for = set(args.explain_settings.split(",")) if args.explain_settings != "" else set()
     res = {}
     for s, order, query, gucs in plans:
         start = time.time()
-        fresh, warm, node, exec_ms = session(query, gucs, args.runs, s in explain_for)
+        if gucs is None:
+            fresh, warm = duck.session(query, args.runs)
+            node, exec_ms = None, None
+        else:
+            fresh, warm, node, exec_ms = session(query, gucs, args.runs, s in explain_for)
         res[s, order] = {"rows": n, "table": shape, "order": order, "setting": s, "sql": query,
                          "gucs": gucs, "fresh_ms": [fresh], "warm_ms": warm, "explain": node,
                          "explain_execution_ms": exec_ms, "table_facts": table_facts}
@@ -309,8 +334,10 @@ def measure(name, n, shape, settings, orders, args, table_facts, results, save):
              " ".join("%.2f" % (w / 1000) for w in warm) or "-", engine, time.time() - start))
     for i in range(1, args.fresh_runs):
         for s, order, query, gucs in plans:
-            out = psql("\\timing on\n%s;\n" % query, gucs)
-            t = timings(out)[0]
+            if gucs is None:
+                t = duck.session(query, 0)[0]
+            else:
+                t = timings(psql("\\timing on\n%s;\n" % query, gucs))[0]
             res[s, order]["fresh_ms"].append(t)
             save()
             log("  %-4s %-8s %sfresh %8.2f s  (connection %d)" %
@@ -376,7 +403,7 @@ def write_outputs(results, facts, out):
     native = {(r["rows"], r["table"], order_of(r)): r for r in results if r["setting"] == "native"}
     # absent from files written before the scan was measured: ratios left empty
     scan = {(r["rows"], r["table"]): r for r in results if r["setting"] == "scan"}
-    order = {"scan": 0, "native": 1, "gpu": 2, "cpu": 3}
+    order = SETTING_ORDER
     shapes = list(SHAPES)
     orders = list(dict.fromkeys(order_of(r) for r in results if r["setting"] != "scan"))
     results = sorted(results, key=lambda r: (r["rows"], shapes.index(r["table"]) if r["table"] in shapes
@@ -410,6 +437,7 @@ def write_outputs(results, facts, out):
             "{:,}".format(r["rows"]), r["table"],
             "" if r["setting"] == "scan" else "`%s`" % order_of(r), r["setting"], sec(r["warm_median_ms"]),
             sec(r["fresh_median_ms"]), rx(warm_ratio), rx(fresh_ratio), rx(scan_ratio), how))
+    lines += peer_lines(results, scan, sec, rx)
     charts = []
     if draw(results, native, os.path.join(out, "scale-chart.png")):
         charts.append("[native / setting](scale-chart.png)")
@@ -422,7 +450,8 @@ def write_outputs(results, facts, out):
                                 " (pad: 32 characters)" if any("pad" in SHAPES[t][0] for t in tables)
                                 else "")
             + "work_mem %s, shared_buffers %s, gpusort.max_memory %s (as the server "
-            "reported it), max_parallel_workers_per_gather 0, jit off. "
+            "reported it), max_parallel_workers_per_gather 0 (8 for the settings ending in "
+            "-par8), jit off. %s"
             "Warm: the median of the statement repeated in one connection; fresh: the median "
             "of the first statement of new connections. Native / setting above 1 means gpusort "
             "is faster. The scan is the floor: `SELECT * FROM t OFFSET n`, the same statement "
@@ -432,7 +461,11 @@ def write_outputs(results, facts, out):
             "(native only where --explain-settings names it: it costs one more full sort); "
             "scale.json holds the whole node." % (
                 facts.get("work_mem", "?"), facts.get("shared_buffers", "?"),
-                facts.get("gpusort.max_memory", "?")), "",
+                facts.get("gpusort.max_memory", "?"),
+                ("duckdb: %s, on the same rows (checked), `COLLATE \"C\"` left out (DuckDB "
+                 "compares bytes), timed from the client as psql times PostgreSQL; fresh is a "
+                 "new connection's first statement. " % facts["duckdb"])
+                if facts.get("duckdb") else ""), "",
             "Server: %s; %s CPUs, %s; GPU: %s; gpusort at %s; %s." % (
                 facts.get("version", "?").split(",")[0], facts.get("nproc", "?"),
                 facts.get("mem_total", "?"), facts.get("gpus") or "none",
@@ -442,6 +475,36 @@ def write_outputs(results, facts, out):
     with open(os.path.join(out, "scale.md"), "w") as f:
         f.write("\n".join(head + lines) + "\n")
     return lines
+
+
+def peer_lines(results, scan, sec, rx):
+    """scale.md's second table: each gpusort setting against PostgreSQL's
+    parallel Sort (native-par8) and DuckDB, where the run timed them."""
+    peers = [p for p in ("native-par8", "duckdb") if any(r["setting"] == p for r in results)]
+    if not peers:
+        return []
+    by = {(r["rows"], r["table"], order_of(r), r["setting"]): r for r in results}
+    out = ["", "## Against PostgreSQL's parallel Sort and DuckDB", "",
+           "Each peer's median over gpusort's (above 1: gpusort is faster), warm / fresh; "
+           "the last column is gpusort's warm median over the scan's.", "",
+           "| rows | table | ORDER BY | setting | warm s | fresh s | %s | setting / scan |"
+           % " | ".join("%s / setting" % p for p in peers),
+           "|---:|---|---|---|---:|---:|%s---:|" % ("---:|" * len(peers))]
+    for r in results:
+        if r["setting"] in ("scan", "native", "native-par8", "duckdb"):
+            continue
+        cells = []
+        for p in peers:
+            peer = by.get((r["rows"], r["table"], order_of(r), p))
+            cells.append("%s / %s" % (rx(ratio(peer["warm_median_ms"], r["warm_median_ms"])),
+                                      rx(ratio(peer["fresh_median_ms"], r["fresh_median_ms"])))
+                         if peer else "")
+        floor = scan.get((r["rows"], r["table"]))
+        out.append("| %s | %s | `%s` | %s | %s | %s | %s | %s |" % (
+            "{:,}".format(r["rows"]), r["table"], order_of(r), r["setting"],
+            sec(r["warm_median_ms"]), sec(r["fresh_median_ms"]), " | ".join(cells),
+            rx(ratio(r["warm_median_ms"], floor["warm_median_ms"])) if floor else ""))
+    return out
 
 
 def draw(results, native, path):
@@ -485,7 +548,7 @@ def draw_per_row(results, path):
     size; this one says how each scales by itself: a statement whose time is
     linear in the rows is a flat line, and a sort's height above its table's
     scan (dashed) is what sorting costs a row.  Returns whether it drew."""
-    order = {"scan": 0, "native": 1, "gpu": 2, "cpu": 3}
+    order = SETTING_ORDER
     shapes = list(SHAPES)
     keys = sorted({(r["table"], series_order(r), r["setting"]) for r in results},
                   key=lambda k: (shapes.index(k[0]) if k[0] in shapes else 9, k[0], k[1],
@@ -578,7 +641,8 @@ def main():
         args.fresh_runs = max(1, args.runs)
     args.fresh_runs = max(1, args.fresh_runs)
     if args.explain_settings is None:
-        args.explain_settings = ",".join(s for s in settings if s != "native")
+        args.explain_settings = ",".join(s for s in settings
+                                         if not s.startswith("native") and s != "duckdb")
     sizes = [int(x) for x in args.rows.split(",") if x]
     orders = [o.strip() for o in args.orders.split(";") if o.strip()]
     shapes = [t for t in args.tables.split(",") if t]
@@ -587,6 +651,11 @@ def main():
             sys.exit("unknown table shape %s (known: %s)" % (t, ", ".join(SHAPES)))
 
     facts = server_facts()
+    duck = None
+    if "duckdb" in settings:
+        duck = duckdb_peer.DuckDB()
+        facts["duckdb"] = "DuckDB %s, %d threads, in memory" % (duck.version, duck.threads)
+        log(facts["duckdb"])
     log("server: %s; work_mem %s, gpusort.max_memory %s; GPU: %s" % (
         facts["version"].split(",")[0], facts["work_mem"], facts["gpusort.max_memory"],
         facts.get("gpus") or "none"))
@@ -597,10 +666,22 @@ def main():
             log("== %s_%s: %d rows; %s" % (shape, human(n), n, ", ".join(settings)))
             name, table_facts = make_table(shape, n, args.load_jobs, data_dir)
             try:
+                if duck:
+                    table_facts["duckdb_load_s"] = round(duck.make_table(
+                        name, *SHAPES[shape], n) / 1000, 1)
+                    fp = duckdb_peer.fingerprint_sql(name, SHAPES[shape][0])
+                    mine, theirs = psql(fp).strip(), duck.run(fp)[1]
+                    if mine != theirs:
+                        sys.exit("DuckDB's %s differs from PostgreSQL's: %s against %s"
+                                 % (name, theirs, mine))
+                    log("  %s in DuckDB too, made in %.0f s, the same rows (%s)"
+                        % (name, table_facts["duckdb_load_s"], mine))
                 measure(name, n, shape, settings, orders, args, table_facts, results,
-                        lambda: write_outputs(results, facts, args.out))
+                        lambda: write_outputs(results, facts, args.out), duck)
             finally:
                 psql("DROP TABLE IF EXISTS %s;" % name, check=False)
+                if duck:
+                    duck.run("DROP TABLE IF EXISTS %s" % name)
     lines = write_outputs(results, facts, args.out)
     print("\n".join(lines))
     log("wrote %s/scale.json, scale.md, scale-chart.png, scale-per-row.png" % args.out)

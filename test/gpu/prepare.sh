@@ -3,6 +3,7 @@
 # GPU test host that builds gpusort there (test/gpu/README.md).
 #
 #   test/gpu/prepare.sh [MAJOR...]      MAJOR: 15, 17, 19 (default: 15 17)
+#   test/gpu/prepare.sh duckdb          the benchmarks' peer, below
 #
 # The host has no PostgreSQL and no network, so Debian's packages travel
 # along in .device/ (git-ignored; GPUSORT_DEVICE_DIR to put them elsewhere):
@@ -28,6 +29,9 @@
 # the package), so that one version's directory stays well within what a
 # run on the host may carry.  Then test/gpu/pg-on-device.sh goes to
 # .device/, where the host sources it.
+#
+# duckdb: DuckDB's libduckdb.so from npm, xz-compressed (about 16 MB), into
+# .device/duckdb, for the benchmarks' setting duckdb (bench/duckdb_peer.py).
 #
 # With GPUSORT_BASE_COMMIT=COMMIT, .device/base.tar gets that commit's tree
 # (git archive): the older build that test/gpu/compare.sh and
@@ -135,6 +139,10 @@ for major in $majors; do
       mkdir -p "$device/debs-19"
       [ -f "$device/debs-19/pg19-tree.tar.xz" ] ||
         pack_sid_tree "$chroot19" 19 "$device/debs-19/pg19-tree.tar.xz"
+      ;;
+    duckdb)
+      [ -f "$device/duckdb/libduckdb.so.xz" ] ||
+        python3 "$root/bench/duckdb_peer.py" fetch "$device/duckdb"
       ;;
     *) echo "prepare: PostgreSQL $major is not carried to the GPU host (15, 17 or 19)" >&2; exit 1 ;;
   esac
