@@ -186,6 +186,9 @@ gpusort_explain_node(CustomScanState *node, const GpuSortPlanInfo *info,
 	}
 	if (stats->sorts > 1)
 		ExplainPropertyInteger("Sorts", NULL, stats->sorts, es);
+	/* whether the threads copied rows ahead depends on the machine too */
+	if (stats->emit_copied > 0 && es->verbose)
+		ExplainPropertyInteger("Emit Copied", "rows", stats->emit_copied, es);
 
 	if (es->timing)
 	{

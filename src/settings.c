@@ -41,6 +41,7 @@ int			gpusort_host_cache_kb = 2 * 1024 * 1024; /* 2 GB */
 int			gpusort_threads = -1;	/* -1: half the CPUs, at most 16 */
 bool		gpusort_key_overlap = true;
 bool		gpusort_write_behind = true;
+bool		gpusort_emit_copy = true;
 char	   *gpusort_inject_fault = NULL;	/* faults.h: tests only */
 
 static const struct config_enum_entry engine_options[] = {
@@ -287,6 +288,15 @@ settings_init(GucIntAssignHook host_cache_assign)
 							 "Writes a sorted run in a pool thread while the next run loads.",
 							 "Off: the backend writes each run before it reads on.",
 							 &gpusort_write_behind,
+							 true,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpusort.emit_copy",
+							 "Has the pool threads copy a sort's result held in memory, in order, "
+							 "ahead of the rows returned.",
+							 "Off: the backend returns each row from where it was loaded.",
+							 &gpusort_emit_copy,
 							 true,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);

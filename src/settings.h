@@ -53,6 +53,7 @@ extern int	gpusort_host_cache_kb;
 extern int	gpusort_threads;
 extern bool gpusort_key_overlap;
 extern bool gpusort_write_behind;
+extern bool gpusort_emit_copy;
 
 /* the GPU service */
 extern char *gpusort_gpu_devices;

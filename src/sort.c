@@ -135,6 +135,8 @@ struct Sorter
 	/* SORT_IN_MEMORY: the read position */
 	int64		pos;			/* last returned, -1 before the first */
 	int64		markpos;
+	EmitCopy   *emit_copy;		/* the result copied in order ahead of pos
+								 * (batch_emit.c), or NULL */
 
 	/* the load phase's time: see load_phase_done() */
 	instr_time	load_start;
@@ -781,6 +783,38 @@ gpusort_sort_putblocks(Sorter *state, const TupleBlock *blocks, int nblocks)
 	return nput;
 }
 
+/*
+ * Have the pool threads copy the result in order ahead of the rows returned
+ * (batch_emit.c), if the budget grants the copy's memory beside the batch.
+ * Only for a forward scan: a sort that may be read backward or from a mark
+ * reads the arena in place.
+ */
+static void
+start_emit_copy(Sorter *state)
+{
+	SortBatch  *batch = &state->batch;
+	Size		want = emit_copy_bytes(batch);
+	Size		held = batch_held(batch);
+
+	if (want == 0)
+		return;
+	if (budget_reserve(&state->budget, held + want) >= held + want)
+		state->emit_copy = emit_copy_start(batch, want);
+	if (state->emit_copy == NULL)
+		budget_hold(&state->budget, held);
+}
+
+/* Return to reading the arena in place: the copy's memory goes. */
+static void
+end_emit_copy(Sorter *state)
+{
+	if (state->emit_copy == NULL)
+		return;
+	emit_copy_end(state->emit_copy);
+	state->emit_copy = NULL;
+	budget_hold(&state->budget, batch_held(&state->batch));
+}
+
 void
 gpusort_sort_performsort(Sorter *state)
 {
@@ -845,6 +879,8 @@ gpusort_sort_performsort(Sorter *state)
 	/* the rows now go out without the pool threads: leave the CPUs to others */
 	if (batch->pool)
 		threadpool_idle(batch->pool);
+	if (state->status == SORT_IN_MEMORY && !state->random_access)
+		start_emit_copy(state);
 
 	stats->key_words = layout->key_words;
 	stats->exact = layout->exact;
@@ -886,7 +922,13 @@ next_tuple(Sorter *state, bool forward, TupleTableSlot *slot)
 		int64		n = (int64) batch->ntuples;
 
 		Assert(state->status == SORT_IN_MEMORY);
-		if (sort_step_position(&state->pos, n, forward))
+		if (state->emit_copy && !forward)
+			end_emit_copy(state);
+		if (!sort_step_position(&state->pos, n, forward))
+			tuple = NULL;
+		else if (state->emit_copy)
+			tuple = emit_copy_next(state->emit_copy, state->pos);
+		else
 		{
 			int64		ahead = state->pos + (forward ? EMIT_PREFETCH : -EMIT_PREFETCH);
 
@@ -934,7 +976,10 @@ gpusort_sort_markpos(Sorter *state)
 	if (state->status == SORT_MERGED)
 		runs_merge_markpos(state->merge);
 	else
+	{
+		end_emit_copy(state);
 		state->markpos = state->pos;
+	}
 }
 
 void
@@ -943,7 +988,10 @@ gpusort_sort_restorepos(Sorter *state)
 	if (state->status == SORT_MERGED)
 		runs_merge_restorepos(state->merge);
 	else
+	{
+		end_emit_copy(state);
 		state->pos = state->markpos;
+	}
 }
 
 /* Rewind to the first tuple; false if the sort cannot (no random access). */
@@ -957,6 +1005,7 @@ gpusort_sort_rescan(Sorter *state)
 		runs_merge_rewind(state->merge);
 		return true;
 	}
+	end_emit_copy(state);
 	state->pos = -1;
 	state->markpos = -1;
 	return true;

@@ -44,6 +44,8 @@ typedef struct GpuSortStats
 	int			merge_passes;	/* merges of runs, the final one included */
 	int			merge_threads;	/* that do the final merge (run_merge_window.c) */
 	int64		disk_kb;		/* peak temporary file space, kB */
+	int64		emit_copied;	/* rows the emit copy (batch_emit.c) copied,
+								 * in the blocks the emit reached */
 	Size		device_memory;	/* peak GPU memory, bytes */
 	double		load_ms;
 	double		encode_ms;
