@@ -56,7 +56,7 @@
 #define EMIT_COPY_BLOCK_MAX_TUPLES	65536
 #define EMIT_COPY_BLOCK_MIN_TUPLES	1024
 
-/* a block's copies, in bytes, at most */
+/* a block's copies, in bytes, at most (so the ring takes about 16 MB) */
 #define EMIT_COPY_BLOCK_BYTES	((Size) 4 * 1024 * 1024)
 
 /* a task's tuples, at least */
@@ -119,7 +119,9 @@ block_tuples(SortBatch *batch)
 
 /*
  * The memory a copy of batch's result would take, or 0 where it would not
- * pay: a result that mostly fits the caches, a batch without pool threads.
+ * pay: a result that mostly fits the caches, tuples so wide that a read of
+ * one is mostly sequential anyway (and a ring of them would be large), a
+ * batch without pool threads.
  */
 Size
 emit_copy_bytes(SortBatch *batch)
@@ -128,7 +130,8 @@ emit_copy_bytes(SortBatch *batch)
 
 	if (!gpusort_emit_copy || batch->pool == NULL ||
 		threadpool_count(batch->pool) == 0 || batch->sorted == NULL ||
-		(int64) batch->ntuples < n * EMIT_COPY_MIN_BLOCKS)
+		(int64) batch->ntuples < n * EMIT_COPY_MIN_BLOCKS ||
+		tuple_share(batch) > EMIT_COPY_BLOCK_BYTES / EMIT_COPY_BLOCK_MIN_TUPLES)
 		return 0;
 	return EMIT_COPY_BLOCKS * (Size) n * (tuple_share(batch) + sizeof(MinimalTuple)) +
 		EMIT_COPY_BLOCKS * sizeof(TaskGroup) + sizeof(EmitCopy);
