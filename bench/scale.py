@@ -403,13 +403,12 @@ def write_outputs(results, facts, out):
     native = {(r["rows"], r["table"], order_of(r)): r for r in results if r["setting"] == "native"}
     # absent from files written before the scan was measured: ratios left empty
     scan = {(r["rows"], r["table"]): r for r in results if r["setting"] == "scan"}
-    order = SETTING_ORDER
     shapes = list(SHAPES)
     orders = list(dict.fromkeys(order_of(r) for r in results if r["setting"] != "scan"))
     results = sorted(results, key=lambda r: (r["rows"], shapes.index(r["table"]) if r["table"] in shapes
                                              else 9, -1 if r["setting"] == "scan"
                                              else orders.index(order_of(r)),
-                                             order.get(r["setting"], 9), r["setting"]))
+                                             SETTING_ORDER.get(r["setting"], 9), r["setting"]))
 
     def sec(ms):
         # three decimals: small sizes (the CI check) run in tens of ms
@@ -548,11 +547,10 @@ def draw_per_row(results, path):
     size; this one says how each scales by itself: a statement whose time is
     linear in the rows is a flat line, and a sort's height above its table's
     scan (dashed) is what sorting costs a row.  Returns whether it drew."""
-    order = SETTING_ORDER
     shapes = list(SHAPES)
     keys = sorted({(r["table"], series_order(r), r["setting"]) for r in results},
                   key=lambda k: (shapes.index(k[0]) if k[0] in shapes else 9, k[0], k[1],
-                                 order.get(k[2], 9), k[2]))
+                                 SETTING_ORDER.get(k[2], 9), k[2]))
     series = []
     for i, (table, sort_order, setting) in enumerate(keys):
         pts = [(r["rows"], r["warm_median_ms"] * 1e6 / r["rows"]) for r in results

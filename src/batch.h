@@ -188,7 +188,7 @@ extern void batch_sort(SortBatch *batch, bool keep_keys);
 /* batch_emit.c: the sorted tuples copied in order ahead of the emit */
 typedef struct EmitCopy EmitCopy;
 extern Size emit_copy_bytes(SortBatch *batch);
-extern EmitCopy *emit_copy_start(SortBatch *batch, Size bytes);
+extern EmitCopy *emit_copy_start(SortBatch *batch);
 extern MinimalTuple emit_copy_next(EmitCopy *copy, int64 pos);
 extern void emit_copy_end(EmitCopy *copy);
 

@@ -34,8 +34,8 @@
  * ending the copy.
  *
  * The ring's memory is sort.c's to count in the budget: emit_copy_bytes
- * says what it takes, and emit_copy_start builds a ring within what was
- * granted, or none.  A reset callback of its memory context drops the
+ * says what it takes (0 where a copy would not pay), and sort.c starts the
+ * copy only once the budget has granted that.  A reset callback of its memory context drops the
  * queued copies and waits for the running ones before the blocks go, as
  * an error may end the sort while the threads copy.
  *
@@ -109,10 +109,11 @@ tuple_share(SortBatch *batch)
 	return MAXALIGN((Size) (mean * 1.25) + 1);
 }
 
+/* The tuples of a block, each given share bytes. */
 static int64
-block_tuples(SortBatch *batch)
+block_tuples(Size share)
 {
-	int64		n = EMIT_COPY_BLOCK_BYTES / tuple_share(batch);
+	int64		n = EMIT_COPY_BLOCK_BYTES / share;
 
 	return Max(Min(n, EMIT_COPY_BLOCK_MAX_TUPLES), EMIT_COPY_BLOCK_MIN_TUPLES);
 }
@@ -126,14 +127,19 @@ block_tuples(SortBatch *batch)
 Size
 emit_copy_bytes(SortBatch *batch)
 {
-	int64		n = block_tuples(batch);
+	Size		share;
+	int64		n;
 
 	if (!gpusort_emit_copy || batch->pool == NULL ||
 		threadpool_count(batch->pool) == 0 || batch->sorted == NULL ||
-		(int64) batch->ntuples < n * EMIT_COPY_MIN_BLOCKS ||
-		tuple_share(batch) > EMIT_COPY_BLOCK_BYTES / EMIT_COPY_BLOCK_MIN_TUPLES)
+		batch->ntuples == 0)
 		return 0;
-	return EMIT_COPY_BLOCKS * (Size) n * (tuple_share(batch) + sizeof(MinimalTuple)) +
+	share = tuple_share(batch);
+	n = block_tuples(share);
+	if ((int64) batch->ntuples < n * EMIT_COPY_MIN_BLOCKS ||
+		share > EMIT_COPY_BLOCK_BYTES / EMIT_COPY_BLOCK_MIN_TUPLES)
+		return 0;
+	return EMIT_COPY_BLOCKS * (Size) n * (share + sizeof(MinimalTuple)) +
 		EMIT_COPY_BLOCKS * sizeof(TaskGroup) + sizeof(EmitCopy);
 }
 
@@ -175,7 +181,6 @@ queue_block(EmitCopy *copy, EmitBlock *block)
 {
 	block->first = copy->next_first;
 	block->count = Min(copy->block_tuples, copy->ntuples - copy->next_first);
-	block->count = Max(block->count, 0);
 	block->copied = 0;
 	copy->next_first += block->count;
 	for (int64 from = 0; from < block->count; from += copy->task_tuples)
@@ -205,21 +210,17 @@ forget_copies(void *arg)
 }
 
 /*
- * Start copying batch's result in order, within bytes (what
- * emit_copy_bytes asked for, or what the budget granted of it); NULL
- * where that is too little for a ring, or a copy would not pay.
+ * Start copying batch's result in order.  The caller has found that a copy
+ * pays (emit_copy_bytes is not 0) and holds its memory in the budget.
  */
 EmitCopy *
-emit_copy_start(SortBatch *batch, Size bytes)
+emit_copy_start(SortBatch *batch)
 {
-	Size		want = emit_copy_bytes(batch);
+	int			threads = threadpool_count(batch->pool);
 	MemoryContext cxt;
 	EmitCopy   *copy;
-	int			threads;
 
-	if (want == 0 || bytes < want)
-		return NULL;
-	threads = threadpool_count(batch->pool);
+	Assert(emit_copy_bytes(batch) > 0);
 	cxt = AllocSetContextCreate(batch->threadcxt, "GpuSort emit copy",
 								ALLOCSET_DEFAULT_SIZES);
 	copy = MemoryContextAllocZero(cxt, sizeof(EmitCopy));
@@ -228,8 +229,8 @@ emit_copy_start(SortBatch *batch, Size bytes)
 	copy->ntuples = (int64) batch->ntuples;
 	copy->pool = batch->pool;
 	copy->cxt = cxt;
-	copy->block_tuples = block_tuples(batch);
 	copy->tuple_share = tuple_share(batch);
+	copy->block_tuples = block_tuples(copy->tuple_share);
 	copy->task_tuples = Max((copy->block_tuples + threads) / (threads + 1),
 							EMIT_COPY_TASK_TUPLES);
 	for (int b = 0; b < EMIT_COPY_BLOCKS; b++)

@@ -799,8 +799,8 @@ start_emit_copy(Sorter *state)
 	if (want == 0)
 		return;
 	if (budget_reserve(&state->budget, held + want) >= held + want)
-		state->emit_copy = emit_copy_start(batch, want);
-	if (state->emit_copy == NULL)
+		state->emit_copy = emit_copy_start(batch);
+	else
 		budget_hold(&state->budget, held);
 }
 
