@@ -202,13 +202,15 @@ class Gen:
                 # sorts the grouping sets' rows on the expression, not on the
                 # column that ROLLUP set to NULL, so the output columns do not
                 # show the order the plan made, and its ties differ between
-                # any two sorts.  A cast to bpchar is the same expression
-                # where the column is bpchar already (a.bp::bpchar is a.bp)
+                # any two sorts.  A cast to the column's own type is the
+                # same expression (a.bp::bpchar is a.bp, a.nm::name is a.nm);
+                # such casts are stripped whatever the column, which merely
+                # drops a key now and then
                 seen = set()
                 uniq = []
                 for k in q['keys']:
                     base = k['expr'].split(' COLLATE ')[0].strip('()')
-                    base = re.sub(r'::bpchar$', '', base)
+                    base = re.sub(r'::(bpchar|name|float8)$', '', base)
                     if base not in seen:
                         seen.add(base)
                         uniq.append(k)
