@@ -12,7 +12,8 @@
  * sort.c from gpusort.max_memory, is checked by the load against
  * batch_memory(), which counts everything the batch will need to sort
  * what it holds (tuple pointers, keys, the order, the CPU engine's
- * workspace), so that the sort that follows stays within the limit too.
+ * workspace, the resolve stage's scratch), so that the sort that follows
+ * stays within the limit too.
  *
  *-------------------------------------------------------------------------
  */
@@ -24,6 +25,7 @@
 #include "cpu_radix.h"
 #include "hostmem.h"
 #include "compare.h"
+#include "resolve.h"
 
 /* A new engine chain, knowing whether the GPU failed in this sort. */
 static void
@@ -147,6 +149,20 @@ batch_memory(SortBatch *batch, size_t n, Size more)
 	/* the CPU engine's radix sort needs a workspace; the GPU sorts on the GPU */
 	if (!batch->chain.on_gpu)
 		bytes += gs_cpu_radix_workspace(n, words);
+
+	/*
+	 * Inexact keys: the resolve stage's scratch is freed before the sorted
+	 * pointers and keys counted above are allocated (batch_sort.c), so only
+	 * what it takes beyond them counts.
+	 */
+	if (!batch->sh->layout.exact)
+	{
+		Size		scratch = resolve_scratch_bytes(n, batch->sh->layout.ncols);
+		Size		gathered = n * sizeof(MinimalTuple) + n * words * sizeof(uint64);
+
+		if (scratch > gathered)
+			bytes += scratch - gathered;
+	}
 	return bytes;
 }
 
@@ -162,6 +178,13 @@ batch_tuple_bytes(SortBatch *batch)
 
 	Assert(batch->ntuples > 0);
 	return (double) (batch->arena_bytes - room) / (double) batch->ntuples;
+}
+
+/* What the batch's memory holds now, arena and engine included. */
+Size
+batch_held(SortBatch *batch)
+{
+	return MemoryContextMemAllocated(batch->cxt, true) + hostmem_owned(batch->cxt);
 }
 
 /* size bytes of the batch's memory, like palloc: out of memory is an ERROR */

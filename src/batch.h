@@ -152,6 +152,8 @@ typedef struct SortBatch
 	uint64	   *sorted_keys;	/* key_words per record, or NULL */
 	int			sorted_key_words;
 	bool		keys_order;		/* sorted_keys may decide a merge */
+	Size		peak_held;		/* the most it held while it sorted, with
+								 * scratch freed since (batch_sort.c) */
 } SortBatch;
 
 /* batch.c */
@@ -160,6 +162,7 @@ extern void batch_reset(SortBatch *batch);
 extern void batch_move(SortBatch *batch, SortBatch *to);
 extern void batch_destroy(SortBatch *batch);
 extern Size batch_memory(SortBatch *batch, size_t n, Size more);
+extern Size batch_held(SortBatch *batch);
 extern double batch_tuple_bytes(SortBatch *batch);
 extern void *batch_alloc(SortBatch *batch, Size size);
 extern Size batch_inputs_chunk_bytes(SortBatch *batch);

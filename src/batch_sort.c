@@ -59,15 +59,22 @@ resolve_order(SortBatch *batch, uint32 *perm)
 	size_t		nties = 0;
 	char	   *why = NULL;
 	MemoryContext refinecxt;
+	MemoryContext oldcxt;
+	Size		held = batch_held(batch);
+	Size		scratch;
 
 	batch_init_compare(batch->sh, &res, batch->tuples);
 	if (!batch->sh->layout.generic)
 	{
+		/* the stage's scratch is the batch's, as batch_memory() counts */
+		oldcxt = MemoryContextSwitchTo(batch->cxt);
 		INSTR_TIME_SET_CURRENT(start);
 		resolve_sorted(&res, batch->pool, batch->chain.engine, perm, batch->ntuples,
-							 &resolved);
+					   &resolved, &scratch);
 		stats->resolved += resolved;
 		stats->resolve_ms += gpusort_elapsed_ms(start);
+		batch->peak_held = Max(batch->peak_held, held + scratch);
+		MemoryContextSwitchTo(oldcxt);
 		return;
 	}
 
@@ -94,7 +101,11 @@ resolve_order(SortBatch *batch, uint32 *perm)
 	stats->refine_ms += gpusort_elapsed_ms(start);
 
 	INSTR_TIME_SET_CURRENT(start);
-	resolve_tie_ranges(&res, perm, ties, nties, &resolved);
+	held = batch_held(batch);
+	oldcxt = MemoryContextSwitchTo(batch->cxt);
+	resolve_tie_ranges(&res, perm, ties, nties, &resolved, &scratch);
+	MemoryContextSwitchTo(oldcxt);
+	batch->peak_held = Max(batch->peak_held, held + scratch);
 	stats->resolved += resolved;
 	stats->resolve_ms += gpusort_elapsed_ms(start);
 

@@ -24,9 +24,15 @@
  * On the generic path (keys_build.c), refinement (refine.c) leaves tie
  * ranges of records whose full keys are equal; where the full key stops
  * short of the last ORDER BY column, this stage orders them on the
- * columns after.  The comparator sort (batch keys given up) is one tie
- * range of the whole batch from the first column.  The comparators
- * themselves are compare.c's, which the merges of runs use too.
+ * columns after.  The comparators themselves are compare.c's, which the
+ * merges of runs use too; the comparator sort (batch keys given up) is
+ * batch_sort.c's.
+ *
+ * A range is sorted as tuplesort sorts: 16-byte items holding the first
+ * compared column's datum (abbreviated in long ranges), the datums of the
+ * other columns deformed once a record beside them.  That scratch, and a
+ * byte a record for the equal neighbours, is the batch's memory, and
+ * resolve_scratch_bytes() tells its budget how much.
  *
  * This is the path that makes every ORDER BY that PostgreSQL accepts come
  * out in PostgreSQL's order, whatever the types and collations.
@@ -42,24 +48,49 @@
 #include "compat.h"
 #include "resolve.h"
 
-/* one record of a range, with the datums its comparison needs */
+/*
+ * One record of a range: its first compared column's datum, abbreviated
+ * where the range uses abbreviated keys, its index, and where its other
+ * datums lie in the range's arrays (TieRest); 16 bytes, as tuplesort's
+ * SortTuple less its tuple pointer.
+ */
 typedef struct TieItem
 {
-	Datum		first;			/* the first compared column, kept inline */
-	Datum		abbreviated;	/* its abbreviated key, if any */
-	bool		first_isnull;
+	Datum		first;
 	uint32		index;
-	Datum	   *values;			/* all compared columns */
-	bool	   *isnull;
+	uint32		slot;			/* TIE_SLOT: its row of the range's arrays;
+								 * TIE_FIRST_NULL: first is NULL */
 } TieItem;
+
+#define TIE_FIRST_NULL		((uint32) 1 << 31)
+#define TIE_SLOT(item)		((item)->slot & ~TIE_FIRST_NULL)
+#define TIE_NULL(item)		(((item)->slot & TIE_FIRST_NULL) != 0)
+
+/*
+ * The datums a comparison may reach after the first, deformed once a record
+ * rather than at each comparison: nrest a record, from column rest_col on
+ * (the first compared column itself where it is abbreviated, for the full
+ * comparison behind equal abbreviations).  They point into the arena's
+ * tuples or the key's inputs, both of which outlive the stage.
+ */
+typedef struct TieRest
+{
+	int			rest_col;
+	int			nrest;
+	Datum	   *values;
+	bool	   *isnull;
+} TieRest;
 
 typedef struct TieCompare
 {
+	CompareContext *res;
 	int			first_col;		/* first column to compare */
 	int			ncols;			/* columns compared */
 	SortSupport ssup;			/* of first_col, first_col + 1, ... */
 	SortSupport abbrev;			/* first_col's abbreviation, or NULL */
+	TieRest		rest;
 	uint32		ncompares;		/* to check for interrupts now and then */
+	Size		scratch;		/* the most a range's scratch took */
 } TieCompare;
 
 /*
@@ -81,6 +112,12 @@ compare_tie_items(const void *a, const void *b, void *arg)
 	const TieItem *x = (const TieItem *) a;
 	const TieItem *y = (const TieItem *) b;
 	TieCompare *cmp = (TieCompare *) arg;
+	const TieRest *rest = &cmp->rest;
+	const Datum *xv;
+	const Datum *yv;
+	const bool *xn;
+	const bool *yn;
+	int			r;
 
 	/*
 	 * A range can be the whole input (a text key), and qsort has no
@@ -90,26 +127,25 @@ compare_tie_items(const void *a, const void *b, void *arg)
 	if (++cmp->ncompares % COMPARES_PER_INTERRUPT_CHECK == 0)
 		CHECK_FOR_INTERRUPTS();
 
-	for (int c = 0; c < cmp->ncols; c++)
-	{
-		int			r;
+	r = ApplySortComparator(x->first, TIE_NULL(x), y->first, TIE_NULL(y),
+							cmp->abbrev ? cmp->abbrev : &cmp->ssup[0]);
+	if (r != 0 || rest->nrest == 0)
+		return r != 0 ? r : (x->index < y->index) ? -1 : (x->index > y->index);
 
-		if (c == 0 && cmp->abbrev)
-		{
-			/* abbreviated keys decide unless equal; then the full datums */
-			r = ApplySortComparator(x->abbreviated, x->first_isnull,
-									y->abbreviated, y->first_isnull, cmp->abbrev);
-			if (r == 0)
-				r = ApplySortAbbrevFullComparator(x->first, x->first_isnull,
-												  y->first, y->first_isnull,
-												  cmp->abbrev);
-		}
-		else if (c == 0)
-			r = ApplySortComparator(x->first, x->first_isnull,
-									y->first, y->first_isnull, &cmp->ssup[0]);
+	xv = rest->values + (size_t) TIE_SLOT(x) * rest->nrest;
+	yv = rest->values + (size_t) TIE_SLOT(y) * rest->nrest;
+	xn = rest->isnull + (size_t) TIE_SLOT(x) * rest->nrest;
+	yn = rest->isnull + (size_t) TIE_SLOT(y) * rest->nrest;
+	for (int c = 0; c < rest->nrest; c++)
+	{
+		int			col = rest->rest_col + c - cmp->first_col;
+
+		/* abbreviated keys were equal: the full datums decide */
+		if (col == 0)
+			r = ApplySortAbbrevFullComparator(xv[c], xn[c], yv[c], yn[c],
+											  cmp->abbrev);
 		else
-			r = ApplySortComparator(x->values[c], x->isnull[c],
-									y->values[c], y->isnull[c], &cmp->ssup[c]);
+			r = ApplySortComparator(xv[c], xn[c], yv[c], yn[c], &cmp->ssup[col]);
 		if (r != 0)
 			return r;
 	}
@@ -118,15 +154,16 @@ compare_tie_items(const void *a, const void *b, void *arg)
 
 /* Order perm[0 .. len-1], a range of records with equal keys. */
 static void
-sort_tie_range(CompareContext *res, TieCompare *cmp, uint32 *range, size_t len,
-		 MemoryContext rangecxt)
+sort_tie_range(TieCompare *cmp, uint32 *range, size_t len,
+			   MemoryContext rangecxt)
 {
+	CompareContext *res = cmp->res;
 	MemoryContext oldcxt = MemoryContextSwitchTo(rangecxt);
-	TieItem    *items = palloc_extended(sizeof(TieItem) * len, MCXT_ALLOC_HUGE);
-	Datum	   *values = palloc_extended(sizeof(Datum) * len * cmp->ncols, MCXT_ALLOC_HUGE);
-	bool	   *isnull = palloc_extended(sizeof(bool) * len * cmp->ncols, MCXT_ALLOC_HUGE);
 	const KeyLayout *layout = res->layout;
+	TupleTableSlot *slot = res->slot;
 	TieCompare	range_cmp = *cmp;
+	TieRest    *rest = &range_cmp.rest;
+	TieItem    *items;
 
 	/* long ranges use the first column's abbreviated keys, where it has them */
 	if (len < ABBREVIATE_MIN_RANGE || res->abbrev == NULL ||
@@ -134,46 +171,62 @@ sort_tie_range(CompareContext *res, TieCompare *cmp, uint32 *range, size_t len,
 		range_cmp.abbrev = NULL;
 	else
 		range_cmp.abbrev = &res->abbrev[cmp->first_col];
+	rest->rest_col = range_cmp.abbrev ? cmp->first_col : cmp->first_col + 1;
+	rest->nrest = layout->ncols - rest->rest_col;
+
+	items = palloc_extended(sizeof(TieItem) * len, MCXT_ALLOC_HUGE);
+	rest->values = palloc_extended(sizeof(Datum) * len * Max(rest->nrest, 1),
+								   MCXT_ALLOC_HUGE);
+	rest->isnull = palloc_extended(sizeof(bool) * len * Max(rest->nrest, 1),
+								   MCXT_ALLOC_HUGE);
 
 	for (size_t i = 0; i < len; i++)
 	{
-		TupleTableSlot *slot = res->slot;
+		Datum	   *values = rest->values + i * rest->nrest;
+		bool	   *isnull = rest->isnull + i * rest->nrest;
+		Datum		first = (Datum) 0;
+		bool		first_isnull = true;
 
-		/*
-		 * datums point into the arena's tuples, or are the key's inputs,
-		 * detoasted once already; both outlive the stage
-		 */
 		ExecStoreMinimalTuple(res->tuples[range[i]], slot, false);
 		slot_getsomeattrs(slot, layout->max_attno);
-		items[i].index = range[i];
-		items[i].values = values + i * cmp->ncols;
-		items[i].isnull = isnull + i * cmp->ncols;
-		for (int c = 0; c < cmp->ncols; c++)
+		for (int col = cmp->first_col; col < layout->ncols; col++)
 		{
-			int			col = cmp->first_col + c;
-			AttrNumber	attno = layout->cols[col].attno;
+			Datum		value;
+			bool		null;
 
+			/* the key's inputs, detoasted once, where the batch kept them */
 			if (res->inputs != NULL && col < res->inputs->ncols)
 			{
-				items[i].values[c] = key_inputs_values(res->inputs, range[i])[col];
-				items[i].isnull[c] = key_inputs_isnull(res->inputs, range[i])[col];
+				value = key_inputs_values(res->inputs, range[i])[col];
+				null = key_inputs_isnull(res->inputs, range[i])[col];
 			}
 			else
 			{
-				items[i].values[c] = slot->tts_values[attno - 1];
-				items[i].isnull[c] = slot->tts_isnull[attno - 1];
+				value = slot->tts_values[layout->cols[col].attno - 1];
+				null = slot->tts_isnull[layout->cols[col].attno - 1];
+			}
+			if (col == cmp->first_col)
+			{
+				first = value;
+				first_isnull = null;
+			}
+			if (col >= rest->rest_col)
+			{
+				values[col - rest->rest_col] = value;
+				isnull[col - rest->rest_col] = null;
 			}
 		}
-		items[i].first = items[i].values[0];
-		items[i].first_isnull = items[i].isnull[0];
-		items[i].abbreviated = (range_cmp.abbrev && !items[i].first_isnull) ?
-			range_cmp.abbrev->abbrev_converter(items[i].first, range_cmp.abbrev) :
-			(Datum) 0;
+		if (range_cmp.abbrev && !first_isnull)
+			first = range_cmp.abbrev->abbrev_converter(first, range_cmp.abbrev);
+		items[i].first = first_isnull ? (Datum) 0 : first;
+		items[i].index = range[i];
+		items[i].slot = (uint32) i | (first_isnull ? TIE_FIRST_NULL : 0);
 	}
-	ExecClearTuple(res->slot);
+	ExecClearTuple(slot);
 
 	qsort_arg(items, len, sizeof(TieItem), compare_tie_items, (void *) &range_cmp);
 	cmp->ncompares = range_cmp.ncompares;
+	cmp->scratch = Max(cmp->scratch, MemoryContextMemAllocated(rangecxt, true));
 
 	for (size_t i = 0; i < len; i++)
 		range[i] = items[i].index;
@@ -182,13 +235,29 @@ sort_tie_range(CompareContext *res, TieCompare *cmp, uint32 *range, size_t len,
 	MemoryContextReset(rangecxt);
 }
 
+/*
+ * The most memory the stage takes beside the batch, for n records of a
+ * layout of ncols columns: one range's items and datums (a range can be
+ * the whole batch, every column compared, the first twice where it is
+ * abbreviated), and the equal neighbours' flags
+ * (resolve_equal_neighbours).
+ */
+Size
+resolve_scratch_bytes(size_t n, int ncols)
+{
+	return n * (sizeof(TieItem) + ncols * (sizeof(Datum) + sizeof(bool)) +
+				sizeof(uint8));
+}
+
 static void
 init_tie_compare(CompareContext *res, TieCompare *cmp, int first_col)
 {
+	cmp->res = res;
 	cmp->first_col = first_col;
 	cmp->ncols = res->layout->ncols - first_col;
 	cmp->ssup = res->ssup + first_col;
 	cmp->ncompares = 0;
+	cmp->scratch = 0;
 }
 
 /* a task of resolve_equal_neighbours: ties[i] for sorted records i in [from, to) */
@@ -269,11 +338,12 @@ resolve_next_tie_range(const uint8 *ties, size_t n, size_t *start)
 /*
  * The resolve stage of the fixed path: each tie range of equal inexact
  * keys in the engine's sorted result perm[0 .. n-1], known equal on the
- * columns the key holds whole; *resolved counts the records of such ranges.
+ * columns the key holds whole; *resolved counts the records of such ranges,
+ * *scratch the most memory the stage took.
  */
 void
 resolve_sorted(CompareContext *res, ThreadPool *pool, const SortEngine *engine,
-			 uint32 *perm, size_t n, int64 *resolved)
+			 uint32 *perm, size_t n, int64 *resolved, Size *scratch)
 {
 	TieCompare	cmp;
 	MemoryContext rangecxt;
@@ -282,6 +352,7 @@ resolve_sorted(CompareContext *res, ThreadPool *pool, const SortEngine *engine,
 	size_t		len;
 
 	*resolved = 0;
+	*scratch = 0;
 	if (res->layout->exact || n < 2)
 		return;
 
@@ -292,23 +363,28 @@ resolve_sorted(CompareContext *res, ThreadPool *pool, const SortEngine *engine,
 	while ((len = resolve_next_tie_range(ties, n, &start)) > 0)
 	{
 		CHECK_FOR_INTERRUPTS();
-		sort_tie_range(res, &cmp, perm + start, len, rangecxt);
+		sort_tie_range(&cmp, perm + start, len, rangecxt);
 		*resolved += len;
 		start += len;
 	}
+	*scratch = cmp.scratch + (n - 1);
 	MemoryContextDelete(rangecxt);
 	if (ties != NULL)
 		pfree((void *) ties);
 }
 
-/* The comparators over given tie ranges (refine.c finds them). */
+/*
+ * The comparators over given tie ranges (refine.c finds them); *scratch is
+ * the most memory they took.
+ */
 void
 resolve_tie_ranges(CompareContext *res, uint32 *perm, const TieRange *ranges,
-				   size_t nranges, int64 *resolved)
+				   size_t nranges, int64 *resolved, Size *scratch)
 {
 	MemoryContext rangecxt;
 
 	*resolved = 0;
+	*scratch = 0;
 	if (nranges == 0)
 		return;
 	rangecxt = AllocSetContextCreate(CurrentMemoryContext, "GpuSort resolve",
@@ -321,8 +397,9 @@ resolve_tie_ranges(CompareContext *res, uint32 *perm, const TieRange *ranges,
 			continue;
 		CHECK_FOR_INTERRUPTS();
 		init_tie_compare(res, &cmp, ranges[r].first_col);
-		sort_tie_range(res, &cmp, perm + ranges[r].start, ranges[r].len, rangecxt);
+		sort_tie_range(&cmp, perm + ranges[r].start, ranges[r].len, rangecxt);
 		*resolved += ranges[r].len;
+		*scratch = Max(*scratch, cmp.scratch);
 	}
 	MemoryContextDelete(rangecxt);
 }

@@ -426,13 +426,6 @@ start_batch(Sorter *state)
 	state->batch_started = true;
 }
 
-/* What the batch's memory holds now, arena and engine included. */
-static Size
-batch_held(SortBatch *batch)
-{
-	return MemoryContextMemAllocated(batch->cxt, true) + hostmem_owned(batch->cxt);
-}
-
 /* Sort the batch; with keep_keys, for a merge. */
 static void
 sort_batch(Sorter *state, bool keep_keys)
@@ -451,7 +444,7 @@ sort_batch(Sorter *state, bool keep_keys)
 	batch_encode(batch, true);
 	batch_sort(batch, keep_keys);
 	stats->memory = Max(stats->memory,
-						Max(batch_held(batch),
+						Max(Max(batch_held(batch), batch->peak_held),
 							held_before + (hostmem_peak() - mapped_before)) +
 						state->writing_held);
 	stats->records += batch->ntuples;
