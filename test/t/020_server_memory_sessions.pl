@@ -28,7 +28,10 @@ use GpuSortNode;
 
 my $sessions = 16;
 my $limit_mb = 256;
+# gpusort.max_memory at its default whatever GPUSORT_TAP_CONF says (the
+# spilling pass's 64kB would leave the server's budget nothing to limit)
 my $node = gpusort_node('server_memory_sessions', conf => qq{
+gpusort.max_memory = -1
 gpusort.server_memory = '${limit_mb}MB'
 max_connections = 40
 max_worker_processes = 40
