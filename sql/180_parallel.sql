@@ -16,7 +16,7 @@
 --   (gpusort.max_memory = 1MB), and without workers (max_parallel_workers
 --   = 0, parallel_leader_participation = off) the result is the same; a
 --   load that spills, the leader scanning too, leaves most of the scan to
---   the workers.
+--   the workers, and writes runs of about a serial sort's size.
 --
 SET search_path = gs, public;
 
@@ -138,6 +138,26 @@ SELECT min(workers_launched) AS workers_launched, min(loaded + passed_up) AS all
   FROM generate_series(1, 3) try,
        LATERAL parallel_load('SELECT * FROM gs_par_spill ORDER BY k /* try ' || try || ' */');
 SELECT gs_check('SELECT k, id FROM gs_par_spill ORDER BY k');
+
+-- the blocks in flight take at most a quarter of the budget: workers that
+-- run ahead of the leader leave the sort's batch the rest of it, so that a
+-- parallel sort writes runs of about a serial sort's size, not one run of
+-- each sliver that the blocks left it (five times as many before)
+CREATE FUNCTION gs.runs_written(q text, workers int) RETURNS int
+LANGUAGE plpgsql AS $$
+DECLARE
+  plan jsonb;
+BEGIN
+  PERFORM set_config('max_parallel_workers_per_gather', workers::text, true);
+  EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO plan;
+  RETURN (jsonb_path_query_first(plan, 'strict $.**? (@."Custom Plan Provider" == "GpuSort")')
+          ->> 'Runs Written')::int;
+END $$;
+SELECT s.runs > 1 AS serial_spilled, min(p.runs) < 3 * s.runs AS parallel_runs_like_serial
+  FROM runs_written('SELECT * FROM gs_par_spill ORDER BY k', 0) s(runs),
+       generate_series(1, 3) try,
+       LATERAL runs_written('SELECT * FROM gs_par_spill ORDER BY k /* try ' || try || ' */', 2) p(runs)
+ GROUP BY s.runs;
 RESET gpusort.max_memory;
 
 -- a parallel Merge Join: PostgreSQL's plan, with serial GpuSorts in the

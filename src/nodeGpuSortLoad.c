@@ -46,8 +46,12 @@
  * against a limit in shared memory, and the leader holds the limit in the
  * share before it publishes it (update_limit).  Each time the leader has
  * moved blocks, it sets the limit to what the blocks take and one more
- * move's worth, within what the budgets leave beside the sort's batch; a
- * block comes back to its worker only while they are within it.  Counted
+ * move's worth, within what the budgets leave beside the sort's batch and
+ * within a quarter of what they left at the start (a move's worth where
+ * that is more); a block comes back to its worker only while they are
+ * within it.  Without the quarter, workers that ran ahead of the leader
+ * took, block by block, what the batch had yet to reserve, and the batch,
+ * left a sliver each time, wrote five times the runs of a serial sort.  Counted
  * only once taken, the blocks of every parallel load of the server took
  * memory that no other sort could see was gone, and many such loads passed
  * gpusort.server_memory by far.  The rows of a load the budget holds are,
@@ -169,6 +173,7 @@ struct GpuSortLoadState
 	BudgetShare budget_share;	/* ... which is this, in the query's memory */
 	instr_time	sort_start;		/* when the GpuSort began reading */
 	uint64		shm_cap;		/* half of /dev/shm's free space at the start */
+	uint64		blocks_cap;		/* the most the blocks may take (reset_shared) */
 
 	/* shared state; NULL without parallel mode or shared memory */
 	LoadShared *shared;
@@ -721,14 +726,15 @@ block_room(GpuSortLoadState *ls)
 /*
  * The leader: let the workers take, for blocks, what they take now and one
  * more move's worth (LOAD_DRAIN_BLOCKS_PER_WORKER blocks each), within
- * block_room; and reserve it in the backend's budget, and so in the
+ * block_room and blocks_cap; and reserve it in the backend's budget, and so in the
  * server's, before they may take it (as much as the budgets grant).  The
  * workers reserve each block against the limit before they allocate it
  * (new_block), so the budgets count what the blocks can take, never less:
  * a limit that grows is held first and then published, one that shrinks
  * published first, and then what the blocks reserved by then, if more, is
- * held.  Held no further ahead than a move, the blocks leave the sort's
- * batch the rest of the budget, as when the rows come serially.
+ * held.  Held no further ahead than a move, and within blocks_cap, the
+ * blocks leave the sort's batch the rest of the budget, as when the rows
+ * come serially.
  */
 static void
 update_limit(GpuSortLoadState *ls)
@@ -742,7 +748,7 @@ update_limit(GpuSortLoadState *ls)
 		return;
 	reserved = pg_atomic_read_u64(&sh->reserved);
 	ahead = (uint64) LOAD_DRAIN_BLOCKS_PER_WORKER * sh->nparticipants * sh->block_size;
-	limit = Min(block_room(ls), reserved + ahead);
+	limit = Min(Min(block_room(ls), reserved + ahead), ls->blocks_cap);
 	if (ls->budget == NULL)
 		limit = 0;
 	if (limit > pg_atomic_read_u64(&sh->limit))
@@ -786,11 +792,17 @@ reset_shared(GpuSortLoadState *ls)
 
 	/*
 	 * Blocks small enough that a small room still fills a few per
-	 * participant, large enough that linking them costs nothing.
+	 * participant, large enough that linking them costs nothing.  Together
+	 * they take at most a quarter of the room, or a move's worth where
+	 * that is more: while the leader lags, blocks the workers fill would
+	 * otherwise take what the sort's batch has yet to reserve, and the
+	 * batch, left a sliver, would write a run of every sliver.
 	 */
 	room = block_room(ls);
-	sh->block_size = MAXALIGN(Max(Min(room / (4 * sh->nparticipants), LOAD_BLOCK_MAX),
+	sh->block_size = MAXALIGN(Max(Min(room / (8 * sh->nparticipants), LOAD_BLOCK_MAX),
 								  LOAD_BLOCK_MIN));
+	ls->blocks_cap = Max(room / 4, (uint64) LOAD_DRAIN_BLOCKS_PER_WORKER *
+						 sh->nparticipants * sh->block_size);
 	memset(sh->participants, 0, sizeof(LoadParticipant) * sh->nparticipants);
 	update_limit(ls);
 }
