@@ -25,7 +25,6 @@
 #include "cpu_radix.h"
 #include "hostmem.h"
 #include "compare.h"
-#include "resolve.h"
 
 /* A new engine chain, knowing whether the GPU failed in this sort. */
 static void
@@ -157,7 +156,7 @@ batch_memory(SortBatch *batch, size_t n, Size more)
 	 */
 	if (!batch->sh->layout.exact)
 	{
-		Size		scratch = resolve_scratch_bytes(n, batch->sh->layout.ncols);
+		Size		scratch = n * BATCH_RESOLVE_BYTES(batch->sh->layout.ncols);
 		Size		gathered = n * sizeof(MinimalTuple) + n * words * sizeof(uint64);
 
 		if (scratch > gathered)

@@ -156,6 +156,16 @@ typedef struct SortBatch
 								 * scratch freed since (batch_sort.c) */
 } SortBatch;
 
+/*
+ * The most the resolve stage (resolve.c) takes beside the batch, a record:
+ * a tie range's item and its compared columns' datums (a range can be the
+ * whole batch, every column compared, the first twice where it is
+ * abbreviated), and a byte for the equal neighbours.
+ */
+#define BATCH_TIE_ITEM_BYTES	16
+#define BATCH_RESOLVE_BYTES(ncols) \
+	(BATCH_TIE_ITEM_BYTES + (Size) (ncols) * (sizeof(Datum) + sizeof(bool)) + 1)
+
 /* batch.c */
 extern void batch_init(SortBatch *batch, SortBatchShared *sh, MemoryContext parent);
 extern void batch_reset(SortBatch *batch);

@@ -31,8 +31,8 @@
  * A range is sorted as tuplesort sorts: 16-byte items holding the first
  * compared column's datum (abbreviated in long ranges), the datums of the
  * other columns deformed once a record beside them.  That scratch, and a
- * byte a record for the equal neighbours, is the batch's memory, and
- * resolve_scratch_bytes() tells its budget how much.
+ * byte a record for the equal neighbours, is the batch's memory, and its
+ * limit counts it (BATCH_RESOLVE_BYTES).
  *
  * This is the path that makes every ORDER BY that PostgreSQL accepts come
  * out in PostgreSQL's order, whatever the types and collations.
@@ -45,6 +45,7 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
+#include "batch.h"
 #include "compat.h"
 #include "resolve.h"
 
@@ -61,6 +62,9 @@ typedef struct TieItem
 	uint32		slot;			/* TIE_SLOT: its row of the range's arrays;
 								 * TIE_FIRST_NULL: first is NULL */
 } TieItem;
+
+StaticAssertDecl(sizeof(TieItem) == BATCH_TIE_ITEM_BYTES,
+				 "batch_memory() counts a tie range's items at this size");
 
 #define TIE_FIRST_NULL		((uint32) 1 << 31)
 #define TIE_SLOT(item)		((item)->slot & ~TIE_FIRST_NULL)
@@ -233,20 +237,6 @@ sort_tie_range(TieCompare *cmp, uint32 *range, size_t len,
 
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextReset(rangecxt);
-}
-
-/*
- * The most memory the stage takes beside the batch, for n records of a
- * layout of ncols columns: one range's items and datums (a range can be
- * the whole batch, every column compared, the first twice where it is
- * abbreviated), and the equal neighbours' flags
- * (resolve_equal_neighbours).
- */
-Size
-resolve_scratch_bytes(size_t n, int ncols)
-{
-	return n * (sizeof(TieItem) + ncols * (sizeof(Datum) + sizeof(bool)) +
-				sizeof(uint8));
 }
 
 static void

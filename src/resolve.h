@@ -35,7 +35,6 @@ extern size_t resolve_next_tie_range(const uint8 *ties, size_t n, size_t *start)
 extern void resolve_sorted(CompareContext *res, ThreadPool *pool,
 						 const SortEngine *engine, uint32 *perm, size_t n,
 						 int64 *resolved, Size *scratch);
-extern Size resolve_scratch_bytes(size_t n, int ncols);
 extern void resolve_tie_ranges(CompareContext *res, uint32 *perm,
 							   const TieRange *ranges, size_t nranges,
 							   int64 *resolved, Size *scratch);
