@@ -14,8 +14,18 @@ VACUUM ANALYZE, one scan to warm the caches), times
   SELECT * FROM <t> ORDER BY k OFFSET N        (returns no rows)
 
 (or, with --orders, each of several ORDER BY lists in turn: 'k;f, k;pad
-COLLATE "C"' on the t shape) under each of --settings, then drops the table, so that only one table of
-the largest size is ever on disk (the GPU host has 64 GB):
+COLLATE "C"' on the t shape; an entry that starts with SELECT, WITH or COPY
+is a whole statement instead, {t} standing for the table and {n} for its
+rows, for a sort under other work:
+
+  SELECT k, row_number() OVER (PARTITION BY k % 1000 ORDER BY f) FROM {t} OFFSET {n}
+  SELECT DISTINCT ON (pad) pad, k FROM {t} ORDER BY pad, k OFFSET {n}
+  COPY (SELECT * FROM {t} ORDER BY f, k) TO '/dev/null' (FORMAT csv)
+  SELECT k % 1000, string_agg(pad, ',' ORDER BY k) FROM {t} GROUP BY 1 OFFSET {n}
+
+which DuckDB runs too) under each of --settings, then drops the table, so
+that only one table of the largest size is ever on disk (the GPU host has
+64 GB):
 
   native   gpusort.enabled = off: PostgreSQL's Sort, serial
   native-par8  the same with max_parallel_workers_per_gather = 8
@@ -275,7 +285,10 @@ def session(query, gucs, warm_runs, explain):
     execution ms of the EXPLAIN)."""
     script = ["\\timing on"] + [query + ";"] * (1 + warm_runs) + ["\\timing off"]
     if explain:
-        script.append("EXPLAIN (ANALYZE, FORMAT JSON) " + query + ";")
+        # COPY has no EXPLAIN: its query's is explained
+        copied = re.match(r"\s*COPY\s*\((.*)\)\s*TO\b", query, re.I | re.S)
+        script.append("EXPLAIN (ANALYZE, FORMAT JSON) " +
+                      (copied.group(1) if copied else query) + ";")
     out = psql("\n".join(script) + "\n", gucs)
     times = timings(out)
     if len(times) != 1 + warm_runs:
@@ -311,7 +324,7 @@ def measure(name, n, shape, settings, orders, args, table_facts, results, save, 
         plans.append(("scan", None, "SELECT * FROM %s OFFSET %d" % (name, n),
                       dict(COMMON, max_parallel_workers_per_gather="0")))
     for order in orders:
-        sort = "SELECT * FROM %s ORDER BY %s OFFSET %d" % (name, order, n)
+        sort = statement_of(order, name, n)
         plans += [(s, order, duckdb_peer.duckdb_sql(sort), None) if settings[s] is None
                   else (s, order, sort, dict(COMMON, **settings[s])) for s in settings]
     explain_for = set(args.explain_settings.split(",")) if args.explain_settings != "" else set()
@@ -366,7 +379,25 @@ def describe_plan(node):
         if key in node:
             kind = node.get("Sort Space Type", "")
             parts.append("%s %s kB%s" % (key.lower(), node[key], " (%s)" % kind.lower() if kind else ""))
+    # GpuSort's phases, which say what bounds it
+    phases = [(p, node.get("%s Time" % p)) for p in
+              ("Load", "Encode", "Sort", "Resolve", "Spill", "Merge", "Emit")]
+    phases = ["%s %.0f" % (p.lower(), t) for p, t in phases if isinstance(t, (int, float))]
+    if phases:
+        parts.append("ms: " + " ".join(phases))
     return ", ".join(parts)
+
+
+def is_statement(order):
+    """Whether an --orders entry is a whole statement, not an ORDER BY list."""
+    return re.match(r"\s*(SELECT|WITH|COPY)\b", order or "", re.I) is not None
+
+
+def statement_of(order, name, n):
+    """The statement timed for an --orders entry on table name of n rows."""
+    if is_statement(order):
+        return order.replace("{t}", name).replace("{n}", str(n))
+    return "SELECT * FROM %s ORDER BY %s OFFSET %d" % (name, order, n)
 
 
 def order_of(r):
@@ -386,6 +417,8 @@ def label_of(order):
     font has no quotes)."""
     if order in (None, "", "k"):
         return ""
+    if is_statement(order):
+        return "(%s) " % re.sub(r"\s+", " ", order)[:48]
     return "(%s) " % re.sub(r'\s+COLLATE\s+"?([^"\s,]+)"?', r" \1", order)
 
 
@@ -444,7 +477,10 @@ def write_outputs(results, facts, out):
         charts.append("[nanoseconds per row](scale-per-row.png) (warm medians; a sort that "
                       "scales linearly is a flat line%s)" % (", the scan dashed" if scan else ""))
     tables = sorted({r["table"] for r in results})
-    head = ["# gpusort scaling: `SELECT * FROM t ORDER BY %s OFFSET n`" % " | ".join(orders or ["k"]), "",
+    lists = [o for o in orders if not is_statement(o)]
+    head = ["# gpusort scaling: %s" % ", ".join(
+                (["`SELECT * FROM t ORDER BY %s OFFSET n`" % " | ".join(lists or ["k"])]
+                 if lists or not orders else []) + ["`%s`" % o for o in orders if is_statement(o)]), "",
             "Tables: %s%s. " % (", ".join("`%s(%s)`" % (t, SHAPES[t][0]) for t in tables),
                                 " (pad: 32 characters)" if any("pad" in SHAPES[t][0] for t in tables)
                                 else "")
