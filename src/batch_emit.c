@@ -35,9 +35,10 @@
  *
  * The ring's memory is sort.c's to count in the budget: emit_copy_bytes
  * says what it takes (0 where a copy would not pay), and sort.c starts the
- * copy only once the budget has granted that.  A reset callback of its memory context drops the
- * queued copies and waits for the running ones before the blocks go, as
- * an error may end the sort while the threads copy.
+ * copy only once the budget has granted that.  A reset callback of its
+ * memory context drops the queued copies and waits for the running ones
+ * before the blocks go, as an error may end the sort while the threads
+ * copy.
  *
  *-------------------------------------------------------------------------
  */

@@ -60,13 +60,14 @@ resolve_order(SortBatch *batch, uint32 *perm)
 	char	   *why = NULL;
 	MemoryContext refinecxt;
 	MemoryContext oldcxt;
-	Size		held = batch_held(batch);
+	Size		held;
 	Size		scratch;
 
 	batch_init_compare(batch->sh, &res, batch->tuples);
 	if (!batch->sh->layout.generic)
 	{
 		/* the stage's scratch is the batch's, as batch_memory() counts */
+		held = batch_held(batch);
 		oldcxt = MemoryContextSwitchTo(batch->cxt);
 		INSTR_TIME_SET_CURRENT(start);
 		resolve_sorted(&res, batch->pool, batch->chain.engine, perm, batch->ntuples,

@@ -51,13 +51,13 @@
  * that is more); a block comes back to its worker only while they are
  * within it.  Without the quarter, workers that ran ahead of the leader
  * took, block by block, what the batch had yet to reserve, and the batch,
- * left a sliver each time, wrote five times the runs of a serial sort.  Counted
- * only once taken, the blocks of every parallel load of the server took
- * memory that no other sort could see was gone, and many such loads passed
- * gpusort.server_memory by far.  The rows of a load the budget holds are,
- * at any time, partly in the batch and partly in flight, so a sort that
- * fits the budget serially fits it in parallel, but for the one move's
- * worth held ahead.
+ * left a sliver each time, wrote five times the runs of a serial sort.
+ * Counted only once taken, the blocks of every parallel load of the server
+ * took memory that no other sort could see was gone, and many such loads
+ * passed gpusort.server_memory by far.  The rows of a load the budget holds
+ * are, at any time, partly in the batch and partly in flight, so a sort
+ * that fits the budget serially fits it in parallel, but for the one
+ * move's worth held ahead.
  * They take no more than half of what /dev/shm had free at the start
  * either, when dynamic shared memory lives there, so that a load cannot
  * fail the query on a full /dev/shm where native PostgreSQL would have run
@@ -726,13 +726,13 @@ block_room(GpuSortLoadState *ls)
 /*
  * The leader: let the workers take, for blocks, what they take now and one
  * more move's worth (LOAD_DRAIN_BLOCKS_PER_WORKER blocks each), within
- * block_room and blocks_cap; and reserve it in the backend's budget, and so in the
- * server's, before they may take it (as much as the budgets grant).  The
- * workers reserve each block against the limit before they allocate it
- * (new_block), so the budgets count what the blocks can take, never less:
- * a limit that grows is held first and then published, one that shrinks
- * published first, and then what the blocks reserved by then, if more, is
- * held.  Held no further ahead than a move, and within blocks_cap, the
+ * block_room and blocks_cap; and reserve it in the backend's budget, and
+ * so in the server's, before they may take it (as much as the budgets
+ * grant).  The workers reserve each block against the limit before they
+ * allocate it (new_block), so the budgets count what the blocks can take,
+ * never less: a limit that grows is held first and then published, one
+ * that shrinks published first, and then what the blocks reserved by then,
+ * if more, is held.  Held no further ahead than a move, and within blocks_cap, the
  * blocks leave the sort's batch the rest of the budget, as when the rows
  * come serially.
  */

@@ -89,7 +89,6 @@ typedef struct TieCompare
 {
 	CompareContext *res;
 	int			first_col;		/* first column to compare */
-	int			ncols;			/* columns compared */
 	SortSupport ssup;			/* of first_col, first_col + 1, ... */
 	SortSupport abbrev;			/* first_col's abbreviation, or NULL */
 	TieRest		rest;
@@ -133,8 +132,8 @@ compare_tie_items(const void *a, const void *b, void *arg)
 
 	r = ApplySortComparator(x->first, TIE_NULL(x), y->first, TIE_NULL(y),
 							cmp->abbrev ? cmp->abbrev : &cmp->ssup[0]);
-	if (r != 0 || rest->nrest == 0)
-		return r != 0 ? r : (x->index < y->index) ? -1 : (x->index > y->index);
+	if (r != 0)
+		return r;
 
 	xv = rest->values + (size_t) TIE_SLOT(x) * rest->nrest;
 	yv = rest->values + (size_t) TIE_SLOT(y) * rest->nrest;
@@ -244,7 +243,6 @@ init_tie_compare(CompareContext *res, TieCompare *cmp, int first_col)
 {
 	cmp->res = res;
 	cmp->first_col = first_col;
-	cmp->ncols = res->layout->ncols - first_col;
 	cmp->ssup = res->ssup + first_col;
 	cmp->ncompares = 0;
 	cmp->scratch = 0;
