@@ -1,6 +1,6 @@
 # gpusort: PGXS build.
 #
-# src/*.c are compiled with PostgreSQL's own flags.  When nvcc is found
+# src/*.c and src/*/*.c are compiled with PostgreSQL's own flags.  When nvcc is found
 # ($(CUDA_HOME)/bin/nvcc, CUDA_HOME defaulting to /usr/local/cuda), cuda/*.cu
 # are compiled for sm_80 and sm_90 (plus PTX for newer GPUs) and the CUDA
 # runtime is linked statically, so that the same gpusort.so loads, and falls
@@ -15,13 +15,14 @@ EXTENSION  = gpusort
 DATA       = $(wildcard sql/gpusort--*.sql)
 PGFILEDESC = "gpusort - GPU sorting for PostgreSQL"
 
-SRCS = $(wildcard src/*.c)
+SRCS = $(wildcard src/*.c src/*/*.c)
 OBJS = $(SRCS:.c=.o)
 
-# pg_regress suite: sql/<name>.sql against expected/<name>.out, run by
-# test/run.sh against a server it starts itself.
-REGRESS = $(patsubst sql/%.sql,%,$(filter-out sql/gpusort--%,$(sort $(wildcard sql/[0-9]*.sql))))
-REGRESS_OPTS = --inputdir=. --load-extension=gpusort
+# pg_regress suite: test/sql/<name>.sql against test/expected/<name>.out,
+# run by test/run.sh against a server it starts itself (sql/ holds the
+# install scripts alone).
+REGRESS = $(patsubst test/sql/%.sql,%,$(sort $(wildcard test/sql/[0-9]*.sql)))
+REGRESS_OPTS = --inputdir=test --load-extension=gpusort
 
 # Debian's PGXS wants LLVM bitcode for every object and has no rule for .cu.
 override with_llvm = no
@@ -69,7 +70,7 @@ override NVCCFLAGS += $(if $(NVCC_CCBIN),-ccbin $(NVCC_CCBIN))
 cuda/%.o: cuda/%.cu $(wildcard cuda/*.h) $(wildcard cuda/*.cuh)
 	$(NVCC) $(NVCCFLAGS) -Isrc -Icuda -c $< -o $@
 
-$(OBJS): $(wildcard src/*.h) $(wildcard cuda/*.h)
+$(OBJS): $(wildcard src/*/*.h) $(wildcard cuda/*.h)
 
 .PHONY: test
 test:

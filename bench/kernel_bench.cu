@@ -35,9 +35,9 @@
 
 #include <cub/device/device_radix_sort.cuh>
 
-#include "gpusort_cuda.h"
+#include "gscuda_api.h"
 #include "gscuda_dispatch.cuh"
-#include "radix_sort.cuh"
+#include "gscuda_radix_sort.cuh"
 
 #define CK(call) \
 	do { \

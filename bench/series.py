@@ -11,7 +11,7 @@ of a connection on its own, to explain why one of them is slower than the
 others.  It builds the table as bench/scale.py does, then, per setting, runs
 one psql connection that executes `SELECT * FROM t ORDER BY k OFFSET n`
 --statements times with client_min_messages = debug1, so that gpusort's own
-line for each sort (src/sort.c: load, encode, sort, spill and merge times,
+line for each sort (src/sort/sort.c: load, encode, sort, spill and merge times,
 measured without EXPLAIN's per-row timing) comes back with it.  Before the
 first statement and after each one, a shell snapshot records the backend's
 page faults and CPU time (/proc/PID/stat), its resident and huge-page

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * gscuda_api.cu
- *	  The C interface of the CUDA engine (gpusort_cuda.h): each extern "C"
+ *	  The C interface of the CUDA engine (gscuda_api.h): each extern "C"
  *	  function checks its arguments, calls the layer below, and turns a
  *	  failure into a return code and a message in the caller's errbuf.
  *
@@ -13,15 +13,15 @@
  *	gscuda_device.cu	per-process state: devices, lost context, faults,
  *						pinned host cache
  *	gscuda_dispatch.cu	algorithm choice, memory needs, key-width dispatch
- *	presort.cuh, radix_sort.cuh, bucket_sort.cuh	the algorithms' host
+ *	gscuda_presort.cuh, gscuda_radix_sort.cuh, gscuda_bucket_sort.cuh	the algorithms' host
  *						side and launches
- *	gscuda_pipeline_kernels.cuh, bucket_sort_kernels.cuh	kernels
- *	block_key_sort.cuh	the bucket sort's block primitive
- *	gs_common.cuh		keys, errors, waits, the device memory account
+ *	gscuda_pipeline_kernels.cuh, gscuda_bucket_sort_kernels.cuh	kernels
+ *	gscuda_block_key_sort.cuh	the bucket sort's block primitive
+ *	gscuda_common.cuh		keys, errors, waits, the device memory account
  *	gscuda_types.h, gscuda_faults.h	types, limits and fault codes, plain C:
- *						this interface's and gs_common.cuh's, src/'s too
+ *						this interface's and gscuda_common.cuh's, src/'s too
  *
- * Internally an error is a GsError exception (gs_common.cuh); none crosses
+ * Internally an error is a GsError exception (gscuda_common.cuh); none crosses
  * into C.  A failed step of a sort also probes whether the error left the
  * CUDA context unusable (probe_lost), so that no later sort of the process
  * uses a lost GPU.  The library is built with -fvisibility=hidden: only
@@ -32,7 +32,7 @@
 #include <new>
 #include <string.h>
 
-#include "gpusort_cuda.h"
+#include "gscuda_api.h"
 #include "gscuda_device.cuh"
 #include "gscuda_dispatch.cuh"
 #include "gscuda_pipeline.cuh"

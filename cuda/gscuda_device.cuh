@@ -11,14 +11,14 @@
  * here locks.  The pipeline (gscuda_pipeline.cu) takes its pinned buffers
  * from pinned_alloc() and gives them back with pinned_release(); the C
  * interface (gscuda_api.cu) reads and sets the rest.  Functions that can
- * fail throw GsError (gs_common.cuh).
+ * fail throw GsError (gscuda_common.cuh).
  *
  *-------------------------------------------------------------------------
  */
 #ifndef GSCUDA_DEVICE_CUH
 #define GSCUDA_DEVICE_CUH
 
-#include "gs_common.cuh"
+#include "gscuda_common.cuh"
 
 namespace gs
 {

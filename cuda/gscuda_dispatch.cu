@@ -6,9 +6,9 @@
  *	  needs, and the one place where their kernels are instantiated.
  *
  * As CUB's device/ dispatch sits above its agents and block primitives,
- * this file sits above the algorithms: bucket_sort.cuh (which includes its
- * kernels, bucket_sort_kernels.cuh, and its block sort, block_key_sort.cuh),
- * radix_sort.cuh and presort.cuh.  It turns the run-time key width into
+ * this file sits above the algorithms: gscuda_bucket_sort.cuh (which includes its
+ * kernels, gscuda_bucket_sort_kernels.cuh, and its block sort, gscuda_block_key_sort.cuh),
+ * gscuda_radix_sort.cuh and gscuda_presort.cuh.  It turns the run-time key width into
  * their template argument (with_key_words) and knows nothing of chunks,
  * streams or pinned memory: those belong to the pipeline above it
  * (gscuda_pipeline.cu).
@@ -16,9 +16,9 @@
  *-------------------------------------------------------------------------
  */
 #include "gscuda_dispatch.cuh"
-#include "presort.cuh"
-#include "radix_sort.cuh"
-#include "bucket_sort.cuh"
+#include "gscuda_presort.cuh"
+#include "gscuda_radix_sort.cuh"
+#include "gscuda_bucket_sort.cuh"
 
 namespace gs
 {

@@ -6,19 +6,19 @@
  *	  kernels' template argument.
  *
  * Everything here is host code with no template in its interface, so that
- * only gscuda_dispatch.cu includes the algorithms (bucket_sort.cuh,
- * radix_sort.cuh) and compiles their kernels, once.  The pipeline
+ * only gscuda_dispatch.cu includes the algorithms (gscuda_bucket_sort.cuh,
+ * gscuda_radix_sort.cuh) and compiles their kernels, once.  The pipeline
  * (gscuda_pipeline.cu) calls these as chunks arrive and when a sort
  * finishes; the kernel benchmark (bench/kernel_bench.cu) calls
  * sort_on_device() to time the algorithms on data already on the device.
- * Every function throws GsError (gs_common.cuh) on failure.
+ * Every function throws GsError (gscuda_common.cuh) on failure.
  *
  *-------------------------------------------------------------------------
  */
 #ifndef GSCUDA_DISPATCH_CUH
 #define GSCUDA_DISPATCH_CUH
 
-#include "gs_common.cuh"
+#include "gscuda_common.cuh"
 
 namespace gs
 {
@@ -43,7 +43,7 @@ size_t		bucket_sample_count(int key_words, size_t records);
  * (n records) into tkeys/tidx and their samples into skeys/sidx, as chunks
  * arrive; then, once every tile is sorted, the rest of it, which writes
  * the permutation into perm (possibly tidx itself).  diff: the bits of
- * each key word that vary (presort.cuh).
+ * each key word that vary (gscuda_presort.cuh).
  */
 void		sort_tiles(const GsContext &ctx, int key_words, const uint64_t *keys, size_t n,
 					   size_t tile_begin, size_t tile_end, uint64_t *tkeys, uint32_t *tidx,

@@ -43,7 +43,7 @@
 #include "gscuda_device.cuh"
 #include "gscuda_dispatch.cuh"
 #include "gscuda_pipeline_kernels.cuh"
-#include "presort.cuh"
+#include "gscuda_presort.cuh"
 
 using namespace gs;
 

@@ -5,9 +5,9 @@
  *	  chunk to its permutation, as the C interface (gscuda_api.cu) drives it.
  *
  * Each function here is the body of the gscuda_sort_* function of the same
- * meaning in gpusort_cuda.h, which documents the contract; the C interface
+ * meaning in gscuda_api.h, which documents the contract; the C interface
  * checks its arguments first (a null sort included) and turns what these
- * throw (GsError, gs_common.cuh; std::bad_alloc) into a return code and a
+ * throw (GsError, gscuda_common.cuh; std::bad_alloc) into a return code and a
  * message.  The sort's struct is private to gscuda_pipeline.cu.
  *
  *-------------------------------------------------------------------------
@@ -15,7 +15,7 @@
 #ifndef GSCUDA_PIPELINE_CUH
 #define GSCUDA_PIPELINE_CUH
 
-#include "gs_common.cuh"
+#include "gscuda_common.cuh"
 
 namespace gs
 {

@@ -13,7 +13,7 @@
 #ifndef GSCUDA_PIPELINE_KERNELS_CUH
 #define GSCUDA_PIPELINE_KERNELS_CUH
 
-#include "gs_common.cuh"
+#include "gscuda_common.cuh"
 
 namespace gs
 {

@@ -2,10 +2,10 @@
  *
  * gscuda_types.h
  *	  The types and limits of the CUDA engine that its C interface
- *	  (gpusort_cuda.h) and its lowest layer (gs_common.cuh) share.
+ *	  (gscuda_api.h) and its lowest layer (gscuda_common.cuh) share.
  *
  * The C interface declares its functions over these; every layer of the
- * engine sees them through gs_common.cuh, which includes this header and
+ * engine sees them through gscuda_common.cuh, which includes this header and
  * not the interface above it.  Plain C, so that src/, nvcc and the kernel
  * tests read it alike.
  *

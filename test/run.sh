@@ -3,7 +3,7 @@
 #
 # Checks the CPU engine's radix sort and the cgroup memory limit's
 # discovery on their own (test/radix, test/cgroup), then runs the
-# pg_regress suite (sql/NNN_*.sql against expected/) on a throwaway
+# pg_regress suite (test/sql/NNN_*.sql against test/expected/) on a throwaway
 # server that pg_regress starts itself, then the TAP tests in test/t/
 # (PostgreSQL::Test::Cluster: loading through shared_preload_libraries,
 # session_preload_libraries and LOAD, and other multi-session cases), then a
@@ -36,12 +36,12 @@
 #   GPUSORT_SPILL     1 to give every sort a budget so small that it spills
 #                     (gpusort.max_memory = 64kB) in the regression suite, the
 #                     TAP tests and the fuzzing round; results with other
-#                     EXPLAIN figures are expected/*_1.out
+#                     EXPLAIN figures are test/expected/*_1.out
 #   GPUSORT_PARALLEL  1 to force parallel plans (parallel_setup_cost and
 #                     parallel_tuple_cost 0, min_parallel_table_scan_size 0,
 #                     2 workers a Gather) in the regression suite, the TAP
 #                     tests and the fuzzing round; results whose plans
-#                     differ are expected/*_2.out
+#                     differ are test/expected/*_2.out
 #   GPUSORT_LOG_DIR   where to keep the regression server's log
 #   GPUSORT_CORE      modes of PostgreSQL's own core regression suite to run
 #                     last, against a server with gpusort preloaded
@@ -86,11 +86,11 @@ trap 'rm -rf "$unit_build" "$work"; [ "$keep_fuzzlog" = 1 ] || [ -z "$fuzzlog" ]
 if [ "${GPUSORT_SKIP_RADIX:-0}" != 1 ]; then
   unit_build=$(mktemp -d /tmp/gpusort-unit.XXXXXX)
   echo "== radix sort (test/radix/radix_test.c)"
-  gcc -O2 -Wall -std=gnu11 -pthread "$root/test/radix/radix_test.c" "$root/src/cpu_radix.c" \
+  gcc -O2 -Wall -std=gnu11 -pthread -I"$root/src" "$root/test/radix/radix_test.c" "$root/src/engine/cpu_radix.c" \
     -o "$unit_build/radix_test"
   "$unit_build/radix_test" 3
   echo "== cgroup memory limits (test/cgroup/cgroup_test.c)"
-  gcc -O2 -Wall -std=gnu11 -I"$root/src" "$root/test/cgroup/cgroup_test.c" "$root/src/cgroup_memory.c" \
+  gcc -O2 -Wall -std=gnu11 -I"$root/src" "$root/test/cgroup/cgroup_test.c" "$root/src/support/cgroup_memory.c" \
     -o "$unit_build/cgroup_test"
   "$unit_build/cgroup_test"
 fi
@@ -106,7 +106,7 @@ fi
 
 # a private copy of the test files the server user can read and write in
 work=$(mktemp -d /tmp/gpusort-test.XXXXXX)
-cp -r "$root/sql" "$root/expected" "$root/test" "$root/docs" "$work/"
+cp -r "$root/test" "$root/docs" "$work/"
 [ ${#runas[@]} -gt 0 ] && chown -R "$user" "$work"
 
 # regression settings (test/regress.conf), on the chosen engine
@@ -134,12 +134,12 @@ else
   locale_opt=--no-locale
 fi
 
-tests=${GPUSORT_TESTS:-$(cd "$root/sql" && ls [0-9]*.sql | sed 's/\.sql$//' | tr '\n' ' ')}
+tests=${GPUSORT_TESTS:-$(cd "$root/test/sql" && ls [0-9]*.sql | sed 's/\.sql$//' | tr '\n' ' ')}
 [ "${GPUSORT_SKIP_REGRESS:-0}" = 1 ] && tests=
 [ -z "$tests" ] || echo "== pg_regress (engine = $engine${spill_conf:+, $spill_conf}): $tests"
 status=0
 [ -z "$tests" ] || (cd "$work" && "${runas[@]}" env "${locale_env[@]}" "$pgxsdir/src/test/regress/pg_regress" \
-    --inputdir="$work" --outputdir="$work" --bindir="$bindir" \
+    --inputdir="$work/test" --outputdir="$work" --bindir="$bindir" \
     --temp-instance="$work/instance" --temp-config="$work/regress.conf" \
     --encoding=UTF8 $locale_opt --load-extension=gpusort $tests) || status=$?
 # GPUSORT_LOG_DIR: keep the server log (test/gpu/run.sh reads which engine sorted)

@@ -25,7 +25,7 @@
 #	  example for each of its links (the edges between two of its files).
 #	   - includes: A -> B if A includes a header of B.  A header is B's if
 #		 B is the .c/.cu of the same name (batch.h: batch.c), else the only
-#		 file that defines the functions it declares (gpusort_cuda.h:
+#		 file that defines the functions it declares (gscuda_api.h:
 #		 gscuda_api.cu), else, of the files that do, the one whose name
 #		 begins its name (run_internal.h: run.c); else it is a file of its
 #		 own.  A header's own includes are its owner's.
@@ -100,7 +100,7 @@ import os, re, sys, glob
 
 verbose = "-v" in sys.argv[1:]
 ROOT = os.getcwd()
-TREE = sorted(glob.glob("src/*.[ch]") + glob.glob("cuda/*.cu") + glob.glob("cuda/*.h") + glob.glob("cuda/*.cuh"))
+TREE = sorted(glob.glob("src/*.[ch]") + glob.glob("src/*/*.[ch]") + glob.glob("cuda/*.cu") + glob.glob("cuda/*.h") + glob.glob("cuda/*.cuh"))
 OUTSIDE = sorted(f for d in ("test", "bench") for pat in ("*.c", "*.h", "*.cu", "*.cuh")
                  for f in glob.glob(os.path.join(d, "**", pat), recursive=True))
 INCLUDE_DIRS = ["src", "cuda"]
@@ -655,7 +655,7 @@ listed = {}
 readme = os.path.join("src", "README")
 if os.path.exists(readme):
     for no, line in enumerate(open(readme), 1):
-        m = re.match(r"^  ([A-Za-z_][\w]*\.(?:c|h))(?:/\.h)?(?:\s|$)", line)
+        m = re.match(r"^  ((?:[a-z]+/)?[A-Za-z_][\w]*\.(?:c|h))(?:/\.h)?(?:\s|$)", line)
         if m:
             n = node(os.path.join("src", m.group(1)))
             listed.setdefault(n, no)

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * cgroup_test.c
- *	  Checks how src/cgroup_memory.c finds the memory limit of a process's
+ *	  Checks how src/support/cgroup_memory.c finds the memory limit of a process's
  *	  cgroup, on files of its own laid out as the kernel lays them out: a
  *	  /proc/self/cgroup, a /proc/self/mountinfo whose cgroup mounts lie in a
  *	  temporary directory, and the limit files there.
@@ -20,7 +20,7 @@
  * Usage: cgroup_test   (exit status 0 when every case gives what it must)
  *
  * Build: gcc -Wall -std=gnu11 -Isrc test/cgroup/cgroup_test.c
- *        src/cgroup_memory.c -o cgroup_test
+ *        src/support/cgroup_memory.c -o cgroup_test
  *
  *-------------------------------------------------------------------------
  */
@@ -32,7 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cgroup_memory.h"
+#include "support/cgroup_memory.h"
 
 static char root[256];
 static int	failures = 0;

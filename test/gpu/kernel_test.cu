@@ -2,7 +2,7 @@
  *
  * kernel_test.cu
  *	  Tests of the CUDA engine (cuda/gscuda_api.cu) through its C
- *	  interface against the CPU engine's sort (src/cpu_radix.c), which is
+ *	  interface against the CPU engine's sort (src/engine/cpu_radix.c), which is
  *	  the reference: the permutations must be identical.
  *
  *	  kernel_test [--quick]
@@ -29,8 +29,8 @@
 
 extern "C"
 {
-#include "gpusort_cuda.h"
-#include "cpu_radix.h"
+#include "gscuda_api.h"
+#include "engine/cpu_radix.h"
 }
 
 static int	npass = 0;
@@ -86,7 +86,7 @@ key_word(Dist d, size_t i, size_t n, int w)
 			return w == 0 ? (rng() % 100 == 0 ? rng() % (n + 1) : i) : 0;
 
 			/*
-			 * The block sort's later rounds (block_key_sort.cuh): keys whose
+			 * The block sort's later rounds (gscuda_block_key_sort.cuh): keys whose
 			 * leading 32 varying bits often tie while the rest differ.
 			 */
 		case FLOATS:

@@ -1,7 +1,7 @@
 #!/bin/bash
 # test/gpu/kernel_test.sh: build and run the CUDA engine's kernel tests.
 #
-# Builds test/gpu/kernel_test (cuda/*.cu with nvcc, src/cpu_radix.c with
+# Builds test/gpu/kernel_test (cuda/*.cu with nvcc, src/engine/cpu_radix.c with
 # gcc as the reference), runs the full test, then compute-sanitizer's
 # memcheck and racecheck on the quick mode.  Exits non-zero on any failure.
 #
@@ -17,7 +17,7 @@ mkdir -p "$build"
 status=0
 
 echo "== build"
-gcc -O2 -std=gnu11 -c "$root/src/cpu_radix.c" -o "$build/cpu_radix.o" || exit 1
+gcc -O2 -std=gnu11 -I"$root/src" -c "$root/src/engine/cpu_radix.c" -o "$build/cpu_radix.o" || exit 1
 cuda_program "$build" kernel_test "$root/test/gpu/kernel_test.cu" || exit 1
 
 if [ "${KERNEL_TEST_QUICK_ONLY:-0}" != 1 ]; then

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * radix_test.c
- *	  Checks the CPU engine's radix sort (src/cpu_radix.c) in one thread and
+ *	  Checks the CPU engine's radix sort (src/engine/cpu_radix.c) in one thread and
  *	  in several, against a comparison sort of (key, index).
  *
  * The threaded sort takes a different route through the records (one
@@ -28,7 +28,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../src/cpu_radix.h"
+#include "../../src/engine/cpu_radix.h"
 
 #define CHUNK_RECORDS	((size_t) 1 << 17)
 

@@ -1,0 +1,263 @@
+/*-------------------------------------------------------------------------
+ *
+ * batch.c
+ *	  The batch of gpusort's sort module (batch.h): its lifecycle (init,
+ *	  reset, move, destroy), the measure of its memory against its limit,
+ *	  its pool threads, and giving its keys up.
+ *
+ * Every stage of the batch's pipeline (batch_load.c, batch_encode.c, the
+ * engine chain, batch_sort.c) works on the SortBatch that this file makes
+ * and resets; none of it calls a stage.  A batch's memory is one memory
+ * context, reset when the batch becomes a run; the batch's limit, set by
+ * sort.c from gpusort.max_memory, is checked by the load against
+ * batch_memory(), which counts everything the batch will need to sort
+ * what it holds (tuple pointers, keys, the order, the CPU engine's
+ * workspace, the resolve stage's scratch), so that the sort that follows
+ * stays within the limit too.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "utils/memutils.h"
+
+#include "batch/batch.h"
+#include "resolve/compare.h"
+#include "resolve/resolve.h"
+#include "support/hostmem.h"
+
+/* A new engine chain, knowing whether the GPU failed in this sort. */
+static void
+batch_init_chain(SortBatch *batch, bool gpu_failed)
+{
+	batch->chain.engine = NULL;
+	batch->chain.on_gpu = false;
+	batch->chain.gpu_failed = gpu_failed;
+	batch->chain.fallback = &batch->sh->stats->fallback;
+	batch->chain.fallback_cxt = batch->sh->stats_cxt;
+}
+
+void
+batch_init(SortBatch *batch, SortBatchShared *sh, MemoryContext parent)
+{
+	memset(batch, 0, sizeof(SortBatch));
+	batch->sh = sh;
+	batch->cxt = AllocSetContextCreate(parent, "GpuSort batch",
+									   ALLOCSET_DEFAULT_SIZES);
+	batch_init_chain(batch, false);
+	batch->next_block_size = ARENA_MIN_BLOCK;
+}
+
+/*
+ * Free everything the batch holds (its memory, the engine, the pool
+ * threads) and make it ready for the next run.  The GPU's failure stays
+ * known: later batches of the sort do not try it again.  Keys given up
+ * are tried again: what failed (memory, a value) may not recur.
+ */
+void
+batch_reset(SortBatch *batch)
+{
+	SortBatchShared *sh = batch->sh;
+	MemoryContext cxt = batch->cxt;
+	Size		limit = batch->limit;
+	bool		gpu_failed = batch->chain.gpu_failed;
+
+	engine_chain_end(&batch->chain);
+	MemoryContextReset(cxt);	/* stops the pool threads first */
+	memset(batch, 0, sizeof(SortBatch));
+	batch->sh = sh;
+	batch->cxt = cxt;
+	batch->limit = limit;
+	batch_init_chain(batch, gpu_failed);
+	batch->next_block_size = ARENA_MIN_BLOCK;
+}
+
+/*
+ * Move a sorted batch to `to`, where its run is written behind the backend
+ * (sort.c), and make the batch an empty one in memory of its own, as
+ * batch_reset does.  The engine ends first: the sorted tuples and keys lie
+ * in the batch's own memory.
+ */
+void
+batch_move(SortBatch *batch, SortBatch *to)
+{
+	MemoryContext parent = MemoryContextGetParent(batch->cxt);
+	SortBatchShared *sh = batch->sh;
+	Size		limit = batch->limit;
+	bool		gpu_failed = batch->chain.gpu_failed;
+
+	engine_chain_end(&batch->chain);
+	*to = *batch;
+	batch_init(batch, sh, parent);
+	batch->limit = limit;
+	batch->chain.gpu_failed = gpu_failed;
+}
+
+void
+batch_destroy(SortBatch *batch)
+{
+	engine_chain_end(&batch->chain);
+	if (batch->cxt)
+		MemoryContextDelete(batch->cxt);
+	batch->cxt = NULL;
+}
+
+/* bytes of one chunk of KeyInputs: datums, NULL flags, INPUTS_* bytes */
+Size
+batch_inputs_chunk_bytes(SortBatch *batch)
+{
+	return GPUSORT_CHUNK_RECORDS *
+		(batch->inputs.ncols * (sizeof(Datum) + sizeof(bool)) + sizeof(uint8));
+}
+
+/* bytes of the KeyInputs chunks that n records need and are not yet taken */
+static Size
+unallocated_inputs_bytes(SortBatch *batch, size_t n)
+{
+	size_t		chunks = (n + GPUSORT_CHUNK_RECORDS - 1) / GPUSORT_CHUNK_RECORDS;
+
+	if (!batch->sh->layout.generic || chunks <= batch->inputs.nchunks)
+		return 0;
+	return (chunks - batch->inputs.nchunks) * batch_inputs_chunk_bytes(batch);
+}
+
+/*
+ * Bytes the batch would hold with n records and `more` bytes of arena
+ * beyond what it has: tuples, keys and the sort's workspace.
+ */
+Size
+batch_memory(SortBatch *batch, size_t n, Size more)
+{
+	int			words = Max(batch->sh->layout.key_words, 1);
+	Size		bytes;
+
+	/*
+	 * Without keys: the comparator sort's items (batch_sort.c), 16 bytes,
+	 * which take the tuple pointers' place
+	 */
+	if (batch->comparator_sort)
+		return batch->arena_bytes + more + batch->inputs_bytes +
+			n * 2 * sizeof(Datum);
+
+	bytes = batch->arena_bytes + more + n * sizeof(MinimalTuple) +
+		batch->inputs_bytes + unallocated_inputs_bytes(batch, n) +
+		n * words * sizeof(uint64) +	/* keys */
+		n * (sizeof(uint32) + sizeof(MinimalTuple)) +	/* order */
+		n * words * sizeof(uint64); /* sorted keys, for a merge */
+
+	/* the CPU engine's radix sort needs a workspace; the GPU sorts on the GPU */
+	if (!batch->chain.on_gpu)
+		bytes += gs_cpu_radix_workspace(n, words);
+
+	/*
+	 * Inexact keys: the resolve stage's scratch is freed before the sorted
+	 * pointers and keys counted above are allocated (batch_sort.c), so only
+	 * what it takes beyond them counts.
+	 */
+	if (!batch->sh->layout.exact)
+	{
+		Size		scratch = n * RESOLVE_BYTES(batch->sh->layout.ncols);
+		Size		gathered = n * sizeof(MinimalTuple) + n * words * sizeof(uint64);
+
+		if (scratch > gathered)
+			bytes += scratch - gathered;
+	}
+	return bytes;
+}
+
+/*
+ * The arena's bytes a tuple has taken so far: its blocks less their free
+ * room, the block taken ahead too, over the tuples.  The batch holds one at
+ * least.
+ */
+double
+batch_tuple_bytes(SortBatch *batch)
+{
+	Size		room = batch->block_left + batch->ahead_size;
+
+	Assert(batch->ntuples > 0);
+	return (double) (batch->arena_bytes - room) / (double) batch->ntuples;
+}
+
+/* What the batch's memory holds now, arena and engine included. */
+Size
+batch_held(SortBatch *batch)
+{
+	return MemoryContextMemAllocated(batch->cxt, true) + hostmem_owned(batch->cxt);
+}
+
+/* size bytes of the batch's memory, like palloc: out of memory is an ERROR */
+void *
+batch_alloc(SortBatch *batch, Size size)
+{
+	void	   *p = hostmem_alloc(batch->cxt, size, 0);
+
+	if (p == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory"),
+				 errdetail("Failed on request of size %zu in GpuSort.", size)));
+	return p;
+}
+
+/*
+ * How many pool threads the batch is to have, decided once (threadpool_wanted
+ * follows the sorts running on the server), so that the batch's choice of
+ * encoding keys as it loads or in the threads at the end stays one choice.
+ */
+int
+batch_threads(SortBatch *batch)
+{
+	if (!batch->threads_decided)
+	{
+		batch->threads = threadpool_wanted();
+		batch->threads_decided = true;
+	}
+	return batch->threads;
+}
+
+/* The pool threads, started the first time a batch wants them. */
+void
+batch_start_threads(SortBatch *batch)
+{
+	if (batch->pool)
+		return;
+	batch->threadcxt = AllocSetContextCreate(batch->cxt, "GpuSort pool threads",
+										  ALLOCSET_SMALL_SIZES);
+	batch->pool = threadpool_start(&batch->sh->layout, batch_threads(batch),
+								   batch->threadcxt);
+	batch->sh->stats->threads = threadpool_count(batch->pool);
+}
+
+/*
+ * Keys cannot order this batch: stop encoding, end the engine and free its
+ * keys, and let the comparators order it (batch_sort).  The tuples stay
+ * where they are.
+ */
+void
+batch_give_up_keys(SortBatch *batch, const char *why)
+{
+	SortEngine *engine = batch->chain.engine;
+
+	engine_add_fallback_reason(batch->chain.fallback, batch->chain.fallback_cxt,
+							   why);
+	if (batch->pool)
+		threadpool_wait_all(batch->pool);
+	engine_chain_end(&batch->chain);
+	if (engine)
+		engine_local_free(engine);
+	batch->comparator_sort = true;
+}
+
+/* The resolve stage's view of the sort, over the given tuples. */
+void
+batch_init_compare(SortBatchShared *sh, CompareContext *res, MinimalTuple *tuples)
+{
+	res->layout = &sh->layout;
+	res->ssup = sh->ssup;
+	res->abbrev = sh->abbrev;
+	res->slot = sh->work_slot;
+	res->slot2 = sh->work_slot2;
+	res->tuples = tuples;
+	res->inputs = NULL;
+}

@@ -1,0 +1,418 @@
+/*-------------------------------------------------------------------------
+ *
+ * batch_sort.c
+ *	  The last stages of a batch (batch.h), once its keys are all encoded:
+ *	  the engine chain's sort, then resolve (the order of what the keys
+ *	  leave equal), then gather (the result as tuple pointers in sorted
+ *	  order).
+ *
+ * The engine chain (engine_chain.c) sorts the keys (key, index) on the GPU
+ * or the CPU.  If the CPU engine fails, or the refinement of generic keys
+ * fails, the keys are given up and the batch is ordered by PostgreSQL's
+ * comparators alone, in place (the comparator sort): no tuple is copied,
+ * and the batch becomes a run like any other.  EXPLAIN ANALYZE gives
+ * every reason (Fallback).
+ *
+ * After the engine's sort, records with equal inexact keys (tie ranges)
+ * are ordered by PostgreSQL's comparators (resolve.c), after refinement
+ * on further key bytes for generic layouts (refine.c).  The result is
+ * gathered once into an array of tuple pointers in sorted order, and,
+ * where the run will be merged with others, each record's key beside it,
+ * so that the merge compares keys before it calls a comparator.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "batch/batch.h"
+#include "resolve/refine.h"
+#include "resolve/resolve.h"
+#include "service/service.h"
+#include "support/faults.h"
+#include "support/hostmem.h"
+
+/* how many tuples ahead the gather prefetches */
+#define GATHER_PREFETCH		16
+
+/*
+ * Order what the engine's keys left equal: on the fixed path, tie ranges of
+ * equal inexact keys go to the comparators; on the generic path, tie ranges of
+ * equal prefixes are refined on further key bytes, what the full keys leave
+ * equal goes to the comparators, and libc order is certified.  If refinement
+ * or the check cannot be done (an engine or key building failed), the keys are
+ * given up and the comparators order the batch.
+ */
+static void
+resolve_order(SortBatch *batch, uint32 *perm)
+{
+	GpuSortStats *stats = batch->sh->stats;
+	CompareContext	res;
+	int64		resolved = 0;
+	instr_time	start;
+	RefineContext rc;
+	TieRange    *ties = NULL;
+	size_t		nties = 0;
+	char	   *why = NULL;
+	MemoryContext refinecxt;
+	MemoryContext oldcxt;
+	Size		held;
+	Size		scratch;
+
+	batch_init_compare(batch->sh, &res, batch->tuples);
+	if (!batch->sh->layout.generic)
+	{
+		/* the stage's scratch is the batch's, as batch_memory() counts */
+		held = batch_held(batch);
+		oldcxt = MemoryContextSwitchTo(batch->cxt);
+		INSTR_TIME_SET_CURRENT(start);
+		resolve_sorted(&res, batch->pool, batch->chain.engine, perm, batch->ntuples,
+					   &resolved, &scratch);
+		stats->resolved += resolved;
+		stats->resolve_ms += gpusort_elapsed_ms(start);
+		batch->peak_held = Max(batch->peak_held, held + scratch);
+		MemoryContextSwitchTo(oldcxt);
+		return;
+	}
+
+	/* the pool threads are idle now: the prefixes were all built */
+	res.inputs = &batch->inputs;
+	memset(&rc, 0, sizeof(rc));
+	refinecxt = AllocSetContextCreate(batch->cxt, "GpuSort refine",
+									  ALLOCSET_DEFAULT_SIZES);
+	rc.layout = &batch->sh->layout;
+	rc.inputs = &batch->inputs;
+	rc.pool = batch->pool;
+	rc.cxt = refinecxt;
+	rc.use_gpu = batch->chain.on_gpu;
+	rc.res = &res;
+
+	INSTR_TIME_SET_CURRENT(start);
+	if (!gpusort_refine(&rc, batch->chain.engine, perm, batch->ntuples,
+						&ties, &nties, &why))
+	{
+		MemoryContextDelete(refinecxt);
+		batch_give_up_keys(batch, psprintf("refinement failed: %s", why));
+		return;
+	}
+	stats->refine_ms += gpusort_elapsed_ms(start);
+
+	INSTR_TIME_SET_CURRENT(start);
+	held = batch_held(batch);
+	oldcxt = MemoryContextSwitchTo(batch->cxt);
+	resolve_tie_ranges(&res, perm, ties, nties, &resolved, &scratch);
+	MemoryContextSwitchTo(oldcxt);
+	batch->peak_held = Max(batch->peak_held, held + scratch);
+	stats->resolved += resolved;
+	stats->resolve_ms += gpusort_elapsed_ms(start);
+
+	if (batch->sh->layout.verify)
+	{
+		INSTR_TIME_SET_CURRENT(start);
+		if (!gpusort_certify_libc_order(&rc, perm, batch->ntuples, ties, nties,
+										&why))
+		{
+			MemoryContextDelete(refinecxt);
+			batch_give_up_keys(batch, psprintf("order check failed: %s", why));
+			return;
+		}
+		stats->check_ms += gpusort_elapsed_ms(start);
+	}
+	stats->refine_rounds += rc.rounds;
+	stats->refined += rc.refined;
+	stats->refined_on_gpu |= rc.rounds_on_gpu;
+	stats->checked_pairs += rc.checked_pairs;
+	stats->repaired += rc.repaired;
+	stats->key_build_ms += threadpool_busy_ms(batch->pool);
+	MemoryContextDelete(refinecxt);
+}
+
+/* a task of gather_sorted: sorted[from .. to-1], and their keys */
+typedef struct GatherTuples
+{
+	MinimalTuple *sorted;
+	MinimalTuple *tuples;
+	uint64	   *sorted_keys;	/* or NULL */
+	const KeyStore *keys;
+	const uint32 *perm;
+	size_t		n;
+} GatherTuples;
+
+static bool
+gather_tuple_pointers(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+{
+	GatherTuples *g = (GatherTuples *) arg;
+	int			words = g->keys->key_words;
+
+	for (size_t i = from; i < to; i++)
+	{
+		if (i + GATHER_PREFETCH < g->n)
+			gs_prefetch(&g->tuples[g->perm[i + GATHER_PREFETCH]]);
+		g->sorted[i] = g->tuples[g->perm[i]];
+		if (g->sorted_keys)
+		{
+			const uint64 *key = keystore_key(g->keys, g->perm[i]);
+
+			/* a word or four: a loop, not a call to memcpy per record */
+			for (int w = 0; w < words; w++)
+				g->sorted_keys[i * words + w] = key[w];
+		}
+	}
+	return true;
+}
+
+/*
+ * The result as the tuples' pointers in sorted order, gathered once (in
+ * the pool threads where the batch has them) rather than looked up through
+ * the permutation at each row emitted: emitting then waits for one cache
+ * miss per row, the tuple, instead of two.  With keep_keys, each record's
+ * key is gathered beside it, for a merge.  The load-order pointers are not
+ * needed any more and go.
+ */
+static void
+gather_sorted(SortBatch *batch, const uint32 *perm, bool keep_keys)
+{
+	GatherTuples g;
+	size_t		n = batch->ntuples;
+
+	g.sorted = batch_alloc(batch, Max(n, 1) * sizeof(MinimalTuple));
+	g.tuples = batch->tuples;
+	g.keys = &batch->chain.engine->keys;
+	g.sorted_keys = NULL;
+	if (keep_keys)
+	{
+		batch->sorted_key_words = g.keys->key_words;
+		g.sorted_keys = batch_alloc(batch, Max(n, 1) * g.keys->key_words * sizeof(uint64));
+	}
+	g.perm = perm;
+	g.n = n;
+	if (batch->pool && n >= GPUSORT_CHUNK_RECORDS)
+		threadpool_parallel_for(batch->pool, gather_tuple_pointers, &g, n,
+								GPUSORT_CHUNK_RECORDS / 2);
+	else
+		gather_tuple_pointers(NULL, &g, 0, n);
+	batch->sorted = g.sorted;
+	batch->sorted_keys = g.sorted_keys;
+
+	/*
+	 * The keys order a merge where they follow PostgreSQL's order wherever
+	 * they differ: not libc collation keys, which only a check certifies.
+	 */
+	batch->keys_order = keep_keys && !batch->sh->layout.verify;
+	if (batch->tuples)
+		hostmem_free(batch->tuples, batch->maxtuples * sizeof(MinimalTuple));
+	batch->tuples = NULL;
+	batch->maxtuples = 0;
+}
+
+/*
+ * A record of the comparator sort: its tuple, with the first column's NULL
+ * in the pointer's lowest bit (tuples are MAXALIGNed), and the first
+ * column's datum, abbreviated where the type has abbreviated keys.  16
+ * bytes, as tuplesort's SortTuple less its srctape, and sorted pointers
+ * are then written over the array itself.
+ */
+typedef struct ComparatorItem
+{
+	uintptr_t	tuple;
+	Datum		first;
+} ComparatorItem;
+
+typedef struct ComparatorSort
+{
+	CompareContext res;
+	SortSupport first;			/* the first column's, abbreviating or not */
+	bool		abbreviated;	/* first is abbreviated: equal ones say little */
+	bool		one_column;		/* first decides alone where not abbreviated */
+	uint32		ncompares;
+} ComparatorSort;
+
+/* the first column's comparator: abbreviating, where the type can and n pays */
+static SortSupport
+cs_first(SortBatchShared *sh, size_t n)
+{
+	if (sh->abbrev != NULL && sh->abbrev[0].abbrev_converter != NULL && n >= 64)
+		return &sh->abbrev[0];
+	return &sh->ssup[0];
+}
+
+#define ITEM_TUPLE(item)	((MinimalTuple) ((item)->tuple & ~(uintptr_t) 1))
+#define ITEM_NULL(item)		(((item)->tuple & 1) != 0)
+
+static int
+compare_items(const void *a, const void *b, void *arg)
+{
+	const ComparatorItem *x = (const ComparatorItem *) a;
+	const ComparatorItem *y = (const ComparatorItem *) b;
+	ComparatorSort *cs = (ComparatorSort *) arg;
+	int			r;
+
+	/*
+	 * The whole batch is one qsort, which has no interrupt checks of its
+	 * own; leaving it by longjmp is safe, it holds only the batch's memory.
+	 */
+	if (++cs->ncompares % 4096 == 0)
+		CHECK_FOR_INTERRUPTS();
+	r = ApplySortComparator(x->first, ITEM_NULL(x), y->first, ITEM_NULL(y),
+							cs->first);
+	if (r != 0 || (cs->one_column && !cs->abbreviated))
+		return r;
+	/* the full comparison of every column, from the tuples */
+	return compare_tuples(&cs->res, ITEM_TUPLE(x), ITEM_TUPLE(y));
+}
+
+/*
+ * The comparator sort's items, made from the load-order tuple pointers,
+ * their datums for first (cs_first):
+ * where the pointers' array grows where it lies (hostmem_grow: a large
+ * one), in that array, each item written from the last down over pointers
+ * already read, so that the batch holds 16 bytes a record beside its
+ * tuples, as batch_memory() counts; else (an array of under a megabyte, in
+ * palloc'd memory) beside it, for a while 8 bytes a record more.  The
+ * pointers' array is the items' from then on, or freed.
+ */
+static ComparatorItem *
+make_items(SortBatch *batch, SortSupport first)
+{
+	size_t		n = batch->ntuples;
+	MinimalTuple *tuples = batch->tuples;
+	ComparatorItem *items = NULL;
+	SortBatchShared *sh = batch->sh;
+	const KeyLayout *layout = &sh->layout;
+	AttrNumber	attno = layout->cols[0].attno;
+	TupleTableSlot *slot = sh->work_slot;
+	bool		in_place = false;
+
+	if (tuples != NULL && n > 0)
+		items = hostmem_grow(tuples, batch->maxtuples * sizeof(MinimalTuple),
+							 n * sizeof(ComparatorItem));
+	if (items != NULL)
+	{
+		in_place = true;
+		tuples = (MinimalTuple *) items;
+	}
+	else
+		items = batch_alloc(batch, Max(n, 1) * sizeof(ComparatorItem));
+
+	/* from the last down: item i covers pointers 2i and 2i + 1, read already */
+	for (size_t i = n; i-- > 0;)
+	{
+		MinimalTuple tuple = tuples[i];
+		bool		isnull;
+		Datum		value;
+
+		ExecStoreMinimalTuple(tuple, slot, false);
+		value = slot_getattr(slot, attno, &isnull);
+		if (first != &sh->ssup[0] && !isnull)
+			value = first->abbrev_converter(value, first);
+		items[i].tuple = (uintptr_t) tuple | (isnull ? 1 : 0);
+		items[i].first = isnull ? (Datum) 0 : value;
+	}
+	ExecClearTuple(slot);
+	if (!in_place && batch->tuples)
+		hostmem_free(batch->tuples, batch->maxtuples * sizeof(MinimalTuple));
+	batch->tuples = NULL;
+	batch->maxtuples = 0;
+	return items;
+}
+
+/*
+ * Order the batch by PostgreSQL's comparators alone (the comparator sort):
+ * one qsort of 16-byte items (make_items), as tuplesort sorts its
+ * SortTuples, the first column's datum (abbreviated where the type can) in
+ * the item and the rest compared from the tuples, which are not copied.
+ * The sorted pointers are written over the items.
+ */
+static void
+comparator_sort(SortBatch *batch)
+{
+	size_t		n = batch->ntuples;
+	SortBatchShared *sh = batch->sh;
+	ComparatorItem *items;
+	MinimalTuple *sorted;
+	ComparatorSort cs;
+	instr_time	start;
+
+	batch_init_compare(sh, &cs.res, NULL);
+	cs.first = cs_first(sh, n);
+	cs.abbreviated = cs.first != &sh->ssup[0];
+	cs.one_column = sh->layout.ncols == 1;
+	cs.ncompares = 0;
+
+	INSTR_TIME_SET_CURRENT(start);
+	items = make_items(batch, cs.first);
+	sorted = (MinimalTuple *) items;
+	if (n > 1)
+		qsort_arg(items, n, sizeof(ComparatorItem), compare_items, &cs);
+	/* sorted[i] is written where items[i / 2] was, already read */
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = ITEM_TUPLE(&items[i]);
+
+	batch->sh->stats->resolve_ms += gpusort_elapsed_ms(start);
+	batch->sh->stats->resolved += n;
+	batch->sorted = sorted;
+	batch->sorted_keys = NULL;
+	batch->keys_order = false;
+	strlcpy(batch->sh->stats->engine, "PostgreSQL comparators",
+			sizeof(batch->sh->stats->engine));
+	batch->sh->stats->device[0] = '\0';
+	strlcpy(batch->sh->stats->algorithm, "quicksort",
+			sizeof(batch->sh->stats->algorithm));
+}
+
+/*
+ * Sort the batch, whose keys are all encoded (batch_encode, final): the
+ * engine chain's sort, the order of equal keys, and the sorted tuple
+ * pointers in batch->sorted; with keep_keys, their keys in
+ * batch->sorted_keys.
+ */
+void
+batch_sort(SortBatch *batch, bool keep_keys)
+{
+	GpuSortStats *stats = batch->sh->stats;
+	uint32	   *perm = NULL;
+	char	   *why = NULL;
+	instr_time	start;
+
+	if (!batch->comparator_sort)
+	{
+		gpusort_fault_point(GPUSORT_PHASE_SORT);
+
+		/* a large CPU sort shares its radix passes among the pool threads */
+		if (!batch->chain.on_gpu && batch->ntuples >= BATCH_THREADS_MIN_RECORDS)
+			batch_start_threads(batch);
+		batch->chain.engine->threads = batch->pool;
+		INSTR_TIME_SET_CURRENT(start);
+		if (!engine_chain_sort(&batch->chain, batch->ntuples, &perm, &why))
+			batch_give_up_keys(batch, why);
+		stats->sort_ms += gpusort_elapsed_ms(start);
+	}
+
+	if (!batch->comparator_sort)
+	{
+		gpusort_fault_point(GPUSORT_PHASE_RESOLVE);
+		resolve_order(batch, perm);
+	}
+	if (batch->comparator_sort)
+	{
+		comparator_sort(batch);
+		return;
+	}
+
+	/* keep the order in the batch's memory; the engine's buffers can go */
+	gather_sorted(batch, perm, keep_keys);
+	{
+		SortEngineStats *es = &batch->chain.engine->stats;
+
+		strlcpy(stats->engine, es->engine, sizeof(stats->engine));
+		strlcpy(stats->device, es->device, sizeof(stats->device));
+		strlcpy(stats->algorithm, es->algorithm, sizeof(stats->algorithm));
+		stats->transfer_ms += es->transfer_ms;
+		stats->device_sort_ms += es->device_sort_ms;
+		stats->device_memory = Max(stats->device_memory, es->device_bytes);
+	}
+	engine_chain_end(&batch->chain);
+}

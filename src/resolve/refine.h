@@ -1,0 +1,43 @@
+/*-------------------------------------------------------------------------
+ *
+ * refine.h
+ *	  After the prefix sort of a generic layout: refining tie ranges of equal
+ *	  prefixes on the following key bytes, and certifying libc order.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUSORT_REFINE_H
+#define GPUSORT_REFINE_H
+
+#include "postgres.h"
+
+#include "engine/engine.h"
+#include "keys/keys.h"
+#include "resolve/resolve.h"
+#include "support/threadpool.h"
+
+typedef struct RefineContext
+{
+	const KeyLayout *layout;
+	const KeyInputs *inputs;
+	ThreadPool *pool;
+	MemoryContext cxt;			/* engines and workspace of the rounds */
+	bool		use_gpu;		/* the sort ran on the GPU: large rounds may
+								 * too (engine_chain_begin_within) */
+	CompareContext *res;		/* PostgreSQL's comparators */
+
+	/* results, for EXPLAIN ANALYZE */
+	int			rounds;
+	int64		refined;		/* record-rounds sorted on further bytes */
+	bool		rounds_on_gpu;
+	int64		checked_pairs;	/* adjacent pairs certified (libc) */
+	int64		repaired;		/* records moved by the repair */
+} RefineContext;
+
+extern bool gpusort_refine(RefineContext *rc, const SortEngine *sorted, uint32 *perm,
+						   size_t n, TieRange **ranges, size_t *nranges, char **why);
+extern bool gpusort_certify_libc_order(RefineContext *rc, uint32 *perm, size_t n,
+									   const TieRange *ties, size_t nties,
+									   char **why);
+
+#endif							/* GPUSORT_REFINE_H */

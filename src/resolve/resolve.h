@@ -1,0 +1,53 @@
+/*-------------------------------------------------------------------------
+ *
+ * resolve.h
+ *	  The resolve stage: ordering the tie ranges that inexact keys leave,
+ *	  with PostgreSQL's comparators (resolve.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUSORT_RESOLVE_H
+#define GPUSORT_RESOLVE_H
+
+#include "postgres.h"
+
+#include "access/htup.h"
+#include "executor/tuptable.h"
+#include "utils/sortsupport.h"
+
+#include "engine/engine.h"
+#include "keys/keys.h"
+#include "resolve/compare.h"
+#include "support/threadpool.h"
+
+/* perm[start .. start + len - 1]: records known equal on columns < first_col */
+typedef struct TieRange
+{
+	size_t		start;
+	size_t		len;
+	int			first_col;
+} TieRange;
+
+extern const uint8 *resolve_equal_neighbours(ThreadPool *pool,
+											 const SortEngine *engine,
+											 const uint32 *perm, size_t n);
+extern size_t resolve_next_tie_range(const uint8 *ties, size_t n, size_t *start);
+extern void resolve_sorted(CompareContext *res, ThreadPool *pool,
+						 const SortEngine *engine, uint32 *perm, size_t n,
+						 int64 *resolved, Size *scratch);
+extern void resolve_tie_ranges(CompareContext *res, uint32 *perm,
+							   const TieRange *ranges, size_t nranges,
+							   int64 *resolved, Size *scratch);
+
+/*
+ * The most the resolve stage takes beside the batch, a record: a tie
+ * range's item and its compared columns' datums (a range can be the whole
+ * batch, every column compared, the first twice where it is abbreviated),
+ * and a byte for the equal neighbours.  batch_memory() (batch.c) counts it
+ * in the batch's limit.
+ */
+#define RESOLVE_TIE_ITEM_BYTES	16
+#define RESOLVE_BYTES(ncols) \
+	(RESOLVE_TIE_ITEM_BYTES + (Size) (ncols) * (sizeof(Datum) + sizeof(bool)) + 1)
+
+#endif							/* GPUSORT_RESOLVE_H */

@@ -1,0 +1,223 @@
+/*-------------------------------------------------------------------------
+ *
+ * run.c
+ *	  A sort's sorted runs: the set of them, the disk they use, what
+ *	  EXPLAIN reports of them, and the random-access result's tape.
+ *
+ * When a sort's input outgrows the memory it may hold, each full batch is
+ * sorted (batch_sort.c) and written as a *run*: its tuples in sorted order
+ * in a temporary file of PostgreSQL's own (run_file.c), in the record
+ * format of run_format.h.  run_write.c writes a run, in the backend or
+ * behind it; run_read.c reads one back.  This file keeps the runs, in the
+ * order written, for the merges above (run_merge.c), which replace groups
+ * of them by longer runs and read them on the way out, and the peak of the
+ * disk that they, the run being written record by record and the
+ * random-access result's tape use together, which EXPLAIN shows as the
+ * sort's disk.  A run's file goes as soon as it has been read to its end
+ * (runs_close_run_file), so that the peak is that of the largest step,
+ * not their sum, as for tuplesort.c; runs_end closes what is left.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "commands/tablespace.h"
+#include "utils/memutils.h"
+
+#include "runs/run_internal.h"
+
+SortRuns *
+runs_create(SortBatchShared *sh, MemoryContext cxt)
+{
+	SortRuns   *runs = MemoryContextAllocZero(cxt, sizeof(SortRuns));
+
+	runs->sh = sh;
+	runs->cxt = cxt;
+	batch_init_compare(sh, &runs->tb, NULL);
+	return runs;
+}
+
+/*
+ * The most disk the sort has used: its runs' files, the run being written
+ * record by record, and its result tape.
+ */
+void
+runs_note_disk_use(SortRuns *runs)
+{
+	off_t		now = runs->disk_bytes;
+
+	/* the file of the run being written, not counted until it is done */
+	if (runs->output_run.nfiles > 0)
+		now += runs->output_run.files[runs->output_run.nfiles - 1].size;
+	if (runs->tapeset)
+		now += (off_t) LogicalTapeSetBlocks(runs->tapeset) * BLCKSZ;
+	runs->max_disk_bytes = Max(runs->max_disk_bytes, now);
+}
+
+/*
+ * Close a run's file, which removes it: it has been read.  The disk
+ * used peaks just before a file goes, while a merge's output grows.
+ */
+void
+runs_close_run_file(SortRuns *runs, RunFile *file)
+{
+	if (file->file < 0)
+		return;
+	runs_note_disk_use(runs);
+	runs->disk_bytes -= file->size;
+	run_file_close(file);
+}
+
+/* Close those of the run's files that are open: they go. */
+void
+runs_close_run(SortRuns *runs, SortedRun *run)
+{
+	for (int i = 0; i < run->nfiles; i++)
+		runs_close_run_file(runs, &run->files[i]);
+}
+
+/* A new run, with an empty file, at the end of the runs to merge. */
+SortedRun *
+runs_add_run(SortRuns *runs)
+{
+	SortedRun  *run;
+	RunFile    *file = MemoryContextAlloc(runs->cxt, sizeof(RunFile));
+
+	if (runs->npending == runs->maxpending)
+	{
+		int			newmax = Max(runs->maxpending * 2, 16);
+
+		if (runs->pending)
+			runs->pending = repalloc(runs->pending, sizeof(SortedRun) * newmax);
+		else
+			runs->pending = MemoryContextAlloc(runs->cxt, sizeof(SortedRun) * newmax);
+		runs->maxpending = newmax;
+	}
+	run_file_create(file);
+	run = &runs->pending[runs->npending++];
+	memset(run, 0, sizeof(SortedRun));
+	run->files = file;
+	run->nfiles = 1;
+	return run;
+}
+
+int
+runs_written(SortRuns *runs)
+{
+	return runs->runs_written;
+}
+
+int
+runs_written_behind(SortRuns *runs)
+{
+	return runs->runs_behind;
+}
+
+int64
+runs_disk_kb(SortRuns *runs)
+{
+	return (int64) ((runs->max_disk_bytes + 1023) / 1024);
+}
+
+SortBatchShared *
+runs_shared(SortRuns *runs)
+{
+	return runs->sh;
+}
+
+/* the comparators and the slot that the runs' tuples are read with */
+CompareContext *
+runs_compare(SortRuns *runs)
+{
+	return &runs->tb;
+}
+
+/* the sort's memory, which the runs live in */
+MemoryContext
+runs_memory(SortRuns *runs)
+{
+	return runs->cxt;
+}
+
+/*
+ * The runs, in the order written, *npending of them; every one is written
+ * (runs_finish_write).  A merge pass puts its runs in their place, in
+ * order, and keeps that many (runs_keep_pending).
+ */
+SortedRun *
+runs_pending(SortRuns *runs, int *npending)
+{
+	Assert(runs->writer == NULL);
+	*npending = runs->npending;
+	return runs->pending;
+}
+
+/* Keep the first npending runs; those past them were merged into them. */
+void
+runs_keep_pending(SortRuns *runs, int npending)
+{
+	Assert(npending <= runs->npending);
+	runs->npending = npending;
+}
+
+/*
+ * Whether the runs' keys are left out of their files and built again from
+ * each tuple as a run is read.  So they are where the layout is fixed
+ * (int8, float8, timestamps, ...: keys.c's own encoding, a few loads and
+ * shifts a record), so that a run takes no more disk than Sort's tapes for
+ * the same tuples.  Generic keys (text, numeric, collations: keys_build.c)
+ * cost more to build than to read back, and stay in the file.
+ */
+bool
+runs_rebuild_keys(SortRuns *runs)
+{
+	return !runs->sh->layout.generic;
+}
+
+/* The words of each record's key that run's file holds. */
+int
+run_file_key_words(SortRuns *runs, const SortedRun *run)
+{
+	return runs_rebuild_keys(runs) ? 0 : run->key_words;
+}
+
+/*
+ * A tape of logtape.c for the merged result, where the plan needs random
+ * access; its disk counts in the sort's, and runs_end closes it.
+ */
+LogicalTape *
+runs_create_result_tape(SortRuns *runs)
+{
+	Assert(runs->tapeset == NULL);
+	/* temp_tablespaces, as tuplesort.c does before its tapes */
+	PrepareTempTablespaces();
+	runs->tapeset = LogicalTapeSetCreate(false, NULL, -1);
+	return LogicalTapeCreate(runs->tapeset);
+}
+
+/* The result is written: freeze its tape, to be read again, and count it. */
+void
+runs_freeze_result_tape(SortRuns *runs, LogicalTape *tape)
+{
+	LogicalTapeFreeze(tape, NULL);
+	runs_note_disk_use(runs);
+}
+
+/*
+ * Close the runs' files, the run being written record by record and the
+ * result's tape: their temporary files go.  A run written behind the
+ * backend must be finished, or its batch gone.
+ */
+void
+runs_end(SortRuns *runs)
+{
+	for (int i = 0; i < runs->npending; i++)
+		runs_close_run(runs, &runs->pending[i]);
+	runs->npending = 0;
+	for (int i = 0; i < runs->output_run.nfiles; i++)
+		run_file_close(&runs->output_run.files[i]);
+	runs->output_run.nfiles = 0;
+	if (runs->tapeset)
+		LogicalTapeSetClose(runs->tapeset);
+	runs->tapeset = NULL;
+}

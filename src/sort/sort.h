@@ -1,0 +1,75 @@
+/*-------------------------------------------------------------------------
+ *
+ * sort.h
+ *	  gpusort's sort module: what tuplesort.c is to nodeSort.c, sort.c is to
+ *	  nodeGpuSort.c.
+ *
+ * The contract is tuplesort's: begin with the sort's description (the
+ * tuple descriptor; each key's column, ordering operator, collation and
+ * nulls first, as tuplesort_begin_heap takes them; the planner's estimate
+ * of the rows; random access or not), put tuples (from a slot,
+ * MinimalTuples, or blocks of them; all are copied),
+ * perform the sort, get tuples forward or (with random access) backward,
+ * mark and restore a position, rewind, reset for a new input, end.
+ * Tuples returned stay valid until the next call.
+ *
+ * Unlike tuplesort_begin_heap, begin takes no memory limit: the memory a
+ * sort may hold is what the backend's budget (gpusort.max_memory), shared
+ * by all of the backend's sorts, and the server's (gpusort.server_memory)
+ * leave it at each step (sort_budget.c), not a fixed amount its caller
+ * could know at begin.
+ *
+ * A node needs nothing of the module but this header: a parallel load's
+ * workers form their tuples with gpusort_copy_slot_tuple (tuple_block.h),
+ * as the sort's own load does, and the leader hands them in as
+ * TupleBlocks.
+ *
+ * The sort module keeps its own statistics (sort_stats.h), timing each
+ * phase itself, the load included; the node reads them with one call,
+ * gpusort_sort_get_stats(), as nodeSort.c reads tuplesort_get_stats().
+ * They add up over the inputs the sort took since begin, so that a node
+ * that sorts again on rescan resets its sort instead of ending it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUSORT_SORT_H
+#define GPUSORT_SORT_H
+
+#include "postgres.h"
+
+#include "executor/tuptable.h"
+
+#include "support/sort_stats.h"
+#include "support/tuple_block.h"
+
+typedef struct Sorter Sorter;
+
+/* gpusort_sort_begin's options, as tuplesort's sortopt */
+#define GPUSORT_SORT_RANDOMACCESS	(1 << 0)	/* backward scans, mark and
+												 * restore, rewind */
+#define GPUSORT_SORT_TIMED			(1 << 1)	/* time the tuples returned
+												 * too (EXPLAIN ANALYZE with
+												 * TIMING): two clock
+												 * readings a tuple */
+
+extern Sorter *gpusort_sort_begin(TupleDesc tupdesc, int nkeys,
+										const AttrNumber *attNums,
+										const Oid *sortOperators,
+										const Oid *sortCollations,
+										const bool *nullsFirstFlags,
+										double expected_rows, int sortopt);
+extern void gpusort_sort_puttupleslot(Sorter *state, TupleTableSlot *slot);
+extern void gpusort_sort_puttuple(Sorter *state, MinimalTuple tuple);
+extern int	gpusort_sort_putblocks(Sorter *state, const TupleBlock *blocks,
+								   int nblocks);
+extern void gpusort_sort_performsort(Sorter *state);
+extern bool gpusort_sort_gettupleslot(Sorter *state, bool forward,
+									  TupleTableSlot *slot);
+extern void gpusort_sort_markpos(Sorter *state);
+extern void gpusort_sort_restorepos(Sorter *state);
+extern bool gpusort_sort_rescan(Sorter *state);
+extern void gpusort_sort_reset(Sorter *state);
+extern const GpuSortStats *gpusort_sort_get_stats(Sorter *state);
+extern void gpusort_sort_end(Sorter *state);
+
+#endif							/* GPUSORT_SORT_H */

@@ -1,0 +1,44 @@
+/*-------------------------------------------------------------------------
+ *
+ * stat.c
+ *	  The server-wide counters of gpusort's sorts (stat.h), in the
+ *	  extension's shared memory (shmem.h), which the view gpusort_stat
+ *	  shows (views.c).
+ *
+ * The sort module counts sorts and runs, the engines count fallbacks from
+ * the GPU; the GPU service counts what it moved and how long requests
+ * waited, in its own shared memory (service.h).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "support/shmem.h"
+#include "support/stat.h"
+
+void
+stat_count_fallback(ServiceFallback reason)
+{
+	if (gpusort_shared)
+		pg_atomic_fetch_add_u64(&gpusort_shared->fallbacks[reason], 1);
+}
+
+void
+stat_count_sort(StatEngineKind engine, uint64 rows)
+{
+	if (gpusort_shared)
+	{
+		pg_atomic_fetch_add_u64(&gpusort_shared->sorts[engine], 1);
+		pg_atomic_fetch_add_u64(&gpusort_shared->rows[engine], rows);
+	}
+}
+
+/* A sorted run was written: because of which budget (sort_budget.c)? */
+void
+stat_count_run(bool for_server_budget)
+{
+	if (gpusort_shared)
+		pg_atomic_fetch_add_u64(for_server_budget ?
+								&gpusort_shared->runs_for_server_budget :
+								&gpusort_shared->runs_for_backend_budget, 1);
+}
