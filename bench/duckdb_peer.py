@@ -15,7 +15,7 @@ libduckdb.so or libduckdb.so.xz is loaded (an .xz is unpacked to /tmp).
 The database is in memory, DuckDB's fastest configuration, with one
 thread per core (PRAGMA threads) unless $DUCKDB_THREADS says otherwise.
 A table is made from the very expressions PostgreSQL's table is loaded
-with (bench/scale.py's SHAPES are written in the SQL both accept), and
+with (bench/shapes.py's SHAPES are written in the SQL both accept), and
 check() compares a fingerprint of the two, so a ratio is never of
 different rows.  As with psql's \\timing, a statement is timed from the
 client: query() returns the milliseconds duckdb_query took, result
@@ -178,7 +178,7 @@ def main():
     elif len(sys.argv) == 3 and sys.argv[1] == "bench":
         n = int(sys.argv[2])
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        from scale import SHAPES
+        from shapes import SHAPES
         duck = DuckDB()
         cols, exprs = SHAPES["s"]
         print("DuckDB %s, %d threads; s_%d made in %.0f ms" % (

@@ -96,6 +96,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import chart_png  # noqa: E402  (bench/chart_png.py, beside this file)
 import duckdb_peer  # noqa: E402  (bench/duckdb_peer.py)
+from shapes import SHAPES, SHAPE_BYTES  # noqa: E402  (bench/shapes.py)
 
 # every setting runs with these
 COMMON = {"work_mem": "8GB", "max_parallel_workers_per_gather": "0", "jit": "off"}
@@ -108,29 +109,9 @@ SETTINGS = {
     # not PostgreSQL: DuckDB on the same rows (bench/duckdb_peer.py)
     "duckdb": None,
 }
-# k: a full-range int8, f: 53 bits scaled into [0, 1), both from
-# multiplicative hashes of the row number g (h1 and h3 below, bijections
-# of g modulo 2^32, so k and f are distinct), pad: md5 of g.  Hashes of
-# the row number rather than random(): the parallel loaders then need no
-# seeds and every run sorts the same data.  Written in the SQL PostgreSQL
-# and DuckDB both take, with no intermediate past int8, so that DuckDB
-# (bench/duckdb_peer.py) makes the very same rows.
-H1 = "((g::int8 * 2654435761) % 4294967296)"
-H3 = "((g::int8 * 1597334677) % 4294967296)"
-K = "((%s - 2147483648) * 4294967296 + (%s * 2147483629) %% 4294967296)" % (H1, H1)
-F = "((%s * 2097152 + %s %% 2097152)::float8 / 9007199254740992::float8)" % (H3, H1)
-PAD = "md5(g::text)"
-SHAPES = {
-    "s": ("k int8, f float8", "%s, %s" % (K, F)),
-    "p": ("k int8, pad text", "%s, %s" % (K, PAD)),
-    "t": ("k int8, pad text, f float8", "%s, %s, %s" % (K, PAD, F)),
-}
 # the order of the settings in scale.md and the charts
 SETTING_ORDER = {"scan": 0, "native": 1, "native-par8": 2, "duckdb": 3, "gpu": 4, "gpu-par8": 5,
                  "cpu": 6}
-# bytes per row on disk, roughly (tuple header, data, line pointer): for
-# the warning when the disk looks too small for table plus spill files
-SHAPE_BYTES = {"s": 44, "p": 80, "t": 88}
 
 
 def log(msg):
