@@ -210,6 +210,21 @@ key_kind_for(KeyColumn *col, Oid typid, Oid sortop, Oid collation)
 }
 
 /*
+ * Whether a sort column of type typid, ordered by sortop under collation,
+ * has a normalized key.  The planner leaves a Sort whose first column has
+ * none to PostgreSQL (planner.c): every record would tie on its key, and
+ * the comparators would order them all.
+ */
+bool
+key_column_has_key(Oid typid, Oid sortop, Oid collation)
+{
+	KeyColumn	col;
+
+	memset(&col, 0, sizeof(col));
+	return key_kind_for(&col, typid, sortop, collation) != KEY_NONE;
+}
+
+/*
  * Describe the ORDER BY columns and place the layout.  A layout whose
  * encoded columns are all fixed-width and fit in max_bytes takes the fixed
  * path, and starts without NULL bytes (see key_layout_place); any other is

@@ -306,6 +306,7 @@ key_interval_words(const Interval *interval, uint64 *hi, uint64 *lo)
 #endif
 
 /* keys.c */
+extern bool key_column_has_key(Oid typid, Oid sortop, Oid collation);
 extern void key_layout_init(KeyLayout *layout, TupleDesc tupdesc, int ncols,
 							const AttrNumber *attnos, const Oid *sortops,
 							const Oid *collations, const bool *nulls_first,

@@ -63,6 +63,8 @@
  *	  bound, and a top-N heap is cheaper than any full sort.  Only where the
  *	  bound is a constant of at least half the estimated input, where
  *	  tuplesort itself would not switch to a heap, is the Sort replaced;
+ *	- sorts whose first column has no normalized key (keys_allow_gpusort),
+ *	  which PostgreSQL's Sort orders faster than gpusort's comparators;
  *	- the Sort nodes chained inside an Agg for grouping sets, which nodeAgg
  *	  reads as sort descriptions and never executes;
  *	- Incremental Sort, which is a different node.
@@ -96,6 +98,7 @@
 #include "exec/nodeGpuSort.h"
 #include "exec/nodeGpuSortLoad.h"
 #include "exec/plan_info.h"
+#include "keys/keys.h"
 #include "plan/planner.h"
 #include "support/compat.h"
 #include "support/settings.h"
@@ -159,6 +162,29 @@ bound_allows_gpusort(int64 bound, double input_rows)
 	if (bound == 0)
 		return true;
 	return bound > 0 && (double) bound * 2 >= input_rows;
+}
+
+/*
+ * May a sort on these keys of input's columns be replaced?  Not where its
+ * first column has no normalized key (a range, an array, jsonb, a type of
+ * an extension's): its records would all tie on their keys, and
+ * PostgreSQL's comparators would order every one of them, which is slower
+ * than PostgreSQL's own Sort.  gpusort.keyless_sorts replaces them too
+ * (the tests of the comparators).
+ */
+static bool
+keys_allow_gpusort(Plan *input, AttrNumber *sortColIdx, Oid *sortOperators,
+				   Oid *collations)
+{
+	TargetEntry *tle;
+
+	if (gpusort_keyless_sorts)
+		return true;
+	tle = get_tle_by_resno(input->targetlist, sortColIdx[0]);
+	if (tle == NULL)
+		return false;
+	return key_column_has_key(exprType((Node *) tle->expr), sortOperators[0],
+							  collations[0]);
 }
 
 /*
@@ -483,7 +509,9 @@ parallel_gpusort_for_gather_merge(GatherMerge *gm, int64 bound, Bitmapset *unrea
 		inner->plan.initPlan != NIL || gm->num_workers <= 0 ||
 		inner->numCols != gm->numCols ||
 		gm->plan.plan_rows < (double) gpusort_min_rows ||
-		!bound_allows_gpusort(bound, gm->plan.plan_rows))
+		!bound_allows_gpusort(bound, gm->plan.plan_rows) ||
+		!keys_allow_gpusort(inner->plan.lefttree, gm->sortColIdx,
+							gm->sortOperators, gm->collations))
 		return NULL;
 
 	/* the partial plan runs in the workers: no Gather below ours */
@@ -735,7 +763,9 @@ replace_sorts(Plan *plan, int64 bound, Bitmapset *unread, ReplaceContext *cxt)
 
 	if (IsA(plan, Sort) && plan->lefttree != NULL &&
 		plan->lefttree->plan_rows >= (double) gpusort_min_rows &&
-		bound_allows_gpusort(bound, plan->lefttree->plan_rows))
+		bound_allows_gpusort(bound, plan->lefttree->plan_rows) &&
+		keys_allow_gpusort(plan->lefttree, ((Sort *) plan)->sortColIdx,
+						   ((Sort *) plan)->sortOperators, ((Sort *) plan)->collations))
 	{
 		Plan	   *parallel = parallel_gpusort_for_seqscan((Sort *) plan, unread, cxt);
 

@@ -22,6 +22,7 @@
 
 bool		gpusort_enabled = true;
 int			gpusort_min_rows = 100000;
+bool		gpusort_keyless_sorts = false;
 int			gpusort_engine = GPUSORT_ENGINE_AUTO;
 int			gpusort_key_width = GPUSORT_MAX_KEY_BYTES;
 int			gpusort_max_memory_kb = -1;	/* -1: derived, work_mem at least
@@ -99,6 +100,15 @@ settings_init(GucIntAssignHook host_cache_assign)
 							100000, 0, INT_MAX,
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpusort.keyless_sorts",
+							 "Also replaces a Sort whose first column has no normalized key.",
+							 "Its records then all tie, and PostgreSQL's comparators order "
+							 "them, more slowly than PostgreSQL's Sort; for tests.",
+							 &gpusort_keyless_sorts,
+							 false,
+							 PGC_USERSET, GUC_EXPLAIN,
+							 NULL, NULL, NULL);
 
 	DefineCustomEnumVariable("gpusort.engine",
 							 "What sorts the records: auto (the GPU when one is usable, "

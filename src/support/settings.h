@@ -39,6 +39,7 @@ typedef enum GpuSortGpuAlgorithm
 /* planning */
 extern bool gpusort_enabled;
 extern int	gpusort_min_rows;
+extern bool gpusort_keyless_sorts;
 
 /* the sort and its engines */
 extern int	gpusort_engine;

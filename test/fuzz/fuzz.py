@@ -385,7 +385,8 @@ class Fuzzer:
         return ''.join('SET %s = %s;\n' % kv for kv in d.items())
 
     def on_sql(self, q):
-        return ('SET gpusort.enabled = on;\nSET gpusort.min_rows = 0;\nSET gpusort.engine = %s;\n'
+        return ('SET gpusort.enabled = on;\nSET gpusort.min_rows = 0;\nSET gpusort.keyless_sorts = on;\n'
+                'SET gpusort.engine = %s;\n'
                 % self.args.engine) + self.settings_sql(q.get('on_settings', {}))
 
     def check(self, q):
