@@ -8,6 +8,13 @@
  * server-start settings are defined only while shared_preload_libraries
  * is processed: a library loaded later may not define them.
  *
+ * The settings that decide the plan (gpusort.enabled, gpusort.min_rows),
+ * the engine that sorts it (gpusort.engine, gpusort.gpu_min_rows), its
+ * keys (gpusort.key_width) and its memory (gpusort.max_memory, as work_mem
+ * is PostgreSQL's Sort's) carry GUC_EXPLAIN, so that EXPLAIN (SETTINGS)
+ * and auto_explain.log_settings show them where they differ from their
+ * defaults.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -220,7 +227,7 @@ settings_init(GucIntAssignHook host_cache_assign)
 							 NULL,
 							 &gpusort_enabled,
 							 true,
-							 PGC_USERSET, 0,
+							 PGC_USERSET, GUC_EXPLAIN,
 							 NULL, NULL, NULL);
 
 	DefineCustomIntVariable("gpusort.min_rows",
@@ -228,7 +235,7 @@ settings_init(GucIntAssignHook host_cache_assign)
 							NULL,
 							&gpusort_min_rows,
 							100000, 0, INT_MAX,
-							PGC_USERSET, 0,
+							PGC_USERSET, GUC_EXPLAIN,
 							NULL, NULL, NULL);
 
 	DefineCustomEnumVariable("gpusort.engine",
@@ -238,7 +245,7 @@ settings_init(GucIntAssignHook host_cache_assign)
 							 &gpusort_engine,
 							 GPUSORT_ENGINE_AUTO,
 							 engine_options,
-							 PGC_USERSET, 0,
+							 PGC_USERSET, GUC_EXPLAIN,
 							 NULL, NULL, NULL);
 
 	DefineCustomIntVariable("gpusort.key_width",
@@ -247,7 +254,7 @@ settings_init(GucIntAssignHook host_cache_assign)
 							"ordered by PostgreSQL's comparators among equal keys.",
 							&gpusort_key_width,
 							GPUSORT_MAX_KEY_BYTES, 8, GPUSORT_MAX_KEY_BYTES,
-							PGC_USERSET, 0,
+							PGC_USERSET, GUC_EXPLAIN,
 							check_key_width, NULL, NULL);
 
 	DefineCustomIntVariable("gpusort.max_memory",
@@ -263,7 +270,7 @@ settings_init(GucIntAssignHook host_cache_assign)
 							"then hold work_mem, whatever the others hold.",
 							&gpusort_max_memory_kb,
 							-1, -1, MAX_KILOBYTES,
-							PGC_SUSET, GUC_UNIT_KB,
+							PGC_SUSET, GUC_UNIT_KB | GUC_EXPLAIN,
 							check_max_memory, NULL, NULL);
 
 	DefineCustomIntVariable("gpusort.server_memory",
@@ -302,7 +309,7 @@ settings_init(GucIntAssignHook host_cache_assign)
 							"small sort does not repay.",
 							&gpusort_gpu_min_rows,
 							1000000, 0, INT_MAX,
-							PGC_USERSET, 0,
+							PGC_USERSET, GUC_EXPLAIN,
 							NULL, NULL, NULL);
 
 	/*

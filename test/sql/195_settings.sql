@@ -6,7 +6,14 @@
 --   check refuses anything else, with the reason, in ALTER SYSTEM as in
 --   postgresql.conf (SET is refused anyway: the setting is read at server
 --   start).  Values accepted go to postgresql.auto.conf and are reset at
---   once, so the server's next start is not changed.
+--   once, so the server's next start is not changed;
+-- * EXPLAIN (SETTINGS) shows the gpusort settings that decide the plan,
+--   the engine, the keys and the memory (gpusort.enabled, min_rows,
+--   engine, gpu_min_rows, key_width, max_memory) where they differ from
+--   their defaults.  The suite's servers set some of these and of
+--   PostgreSQL's own (regress.conf, test/run.sh's variants), so each is
+--   first set to its default here, and the Settings line is shown with
+--   the gpusort settings alone.
 --
 SET search_path = gs, public;
 
@@ -43,3 +50,67 @@ ALTER SYSTEM SET gpusort.gpu_devices = '';
 ALTER SYSTEM RESET gpusort.gpu_devices;
 SELECT count(*) AS in_auto_conf FROM pg_file_settings
  WHERE name = 'gpusort.gpu_devices' AND sourcefile LIKE '%postgresql.auto.conf';
+
+--
+-- EXPLAIN (SETTINGS)
+--
+-- EXPLAIN (SETTINGS, COSTS OFF) of q, its Settings line with the gpusort
+-- settings alone (none: an empty line), and the flagged settings' names
+-- in the JSON format
+CREATE FUNCTION pg_temp.explain_settings(q text) RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE
+  line text;
+  shown text;
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (SETTINGS, COSTS OFF) ' || q LOOP
+    IF line ~ '^Settings: ' THEN
+      line := 'Settings: ' || coalesce((SELECT string_agg(m[1], ', ')
+                                          FROM regexp_matches(line, '(gpusort\.\w+ = ''[^'']*'')', 'g') m), '');
+    END IF;
+    RETURN NEXT gs.explain_common(line);
+  END LOOP;
+  EXECUTE 'EXPLAIN (SETTINGS, COSTS OFF, FORMAT JSON) ' || q INTO line;
+  SELECT string_agg(k, ', ' ORDER BY k) INTO shown
+    FROM jsonb_object_keys(coalesce(line::jsonb -> 0 -> 'Settings', '{}')) k
+   WHERE k LIKE 'gpusort.%';
+  RETURN NEXT 'JSON: ' || coalesce(shown, '');
+END $$;
+
+-- every flagged setting at its default (the suite's servers set some)
+SET gpusort.enabled = on;
+SET gpusort.min_rows = 100000;
+SET gpusort.engine = auto;
+SET gpusort.gpu_min_rows = 1000000;
+SET gpusort.key_width = 32;
+SET gpusort.max_memory = -1;
+-- none is shown, and ten rows are left to PostgreSQL's Sort
+SELECT * FROM pg_temp.explain_settings('SELECT g FROM generate_series(1, 10) g ORDER BY g');
+-- gpusort.min_rows changed: shown, and GpuSort takes the sort
+SET gpusort.min_rows = 0;
+SELECT * FROM pg_temp.explain_settings('SELECT g FROM generate_series(1, 10) g ORDER BY g');
+-- the others that decide the engine, the keys and the memory
+SET gpusort.engine = cpu;
+SET gpusort.gpu_min_rows = 0;
+SET gpusort.key_width = 16;
+SET gpusort.max_memory = '64MB';
+SELECT * FROM pg_temp.explain_settings('SELECT g FROM generate_series(1, 10) g ORDER BY g');
+-- and gpusort.enabled, the plan's PostgreSQL's Sort again
+SET gpusort.enabled = off;
+SELECT * FROM pg_temp.explain_settings('SELECT g FROM generate_series(1, 10) g ORDER BY g');
+-- a setting that changes neither the plan nor what sorts it is not shown
+SET gpusort.enabled = on;
+SET gpusort.min_rows = 100000;
+SET gpusort.engine = auto;
+SET gpusort.gpu_min_rows = 1000000;
+SET gpusort.key_width = 32;
+SET gpusort.max_memory = -1;
+SET gpusort.emit_copy = off;
+SELECT * FROM pg_temp.explain_settings('SELECT g FROM generate_series(1, 10) g ORDER BY g');
+RESET gpusort.emit_copy;
+RESET gpusort.enabled;
+RESET gpusort.min_rows;
+RESET gpusort.engine;
+RESET gpusort.gpu_min_rows;
+RESET gpusort.key_width;
+RESET gpusort.max_memory;
