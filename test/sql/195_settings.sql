@@ -1,5 +1,6 @@
 --
--- 195_settings: what gpusort's settings take and show.
+-- 195_settings: what gpusort's settings take and show, and what
+-- gpusort_info() shows to whom.
 --
 -- * gpusort.gpu_devices takes all, none, the empty string or a
 --   comma-separated list of distinct device numbers from 0 to 15; its
@@ -13,7 +14,13 @@
 --   their defaults.  The suite's servers set some of these and of
 --   PostgreSQL's own (regress.conf, test/run.sh's variants), so each is
 --   first set to its default here, and the Settings line is shown with
---   the gpusort settings alone.
+--   the gpusort settings alone;
+-- * gpusort_info()'s gpus and memory, which describe the host (the GPUs'
+--   models or the driver's message, the machine's memory and cgroup
+--   path), are NULL but for superusers and members of
+--   pg_read_all_settings (pg_monitor is one); a member of
+--   pg_read_all_stats alone does not see them.  Checked as booleans:
+--   the values differ from machine to machine.
 --
 SET search_path = gs, public;
 
@@ -114,3 +121,47 @@ RESET gpusort.engine;
 RESET gpusort.gpu_min_rows;
 RESET gpusort.key_width;
 RESET gpusort.max_memory;
+
+--
+-- gpusort_info(): the host's details, by role
+--
+SET client_min_messages = warning;
+CREATE ROLE regress_gpusort_settings LOGIN;
+RESET client_min_messages;
+-- whether the calling role sees each column, and what memory says
+CREATE VIEW pg_temp.info_seen AS
+SELECT version IS NOT NULL AS version, build IS NOT NULL AS build,
+       engines IS NOT NULL AS engines, gpus IS NOT NULL AS gpus, memory IS NOT NULL AS memory,
+       coalesce(memory ~ '(physical memory|cgroup)', false) AS memory_described
+  FROM gpusort_info();
+GRANT SELECT ON pg_temp.info_seen TO regress_gpusort_settings;
+
+-- a superuser sees everything
+SELECT * FROM pg_temp.info_seen;
+-- a role with LOGIN alone: the build and its engines, not the host
+SET SESSION AUTHORIZATION regress_gpusort_settings;
+SELECT * FROM pg_temp.info_seen;
+SELECT engines IN ('cpu', 'gpu, cpu') AS known_engines FROM gpusort_info();
+RESET SESSION AUTHORIZATION;
+-- pg_read_all_settings: the host too
+GRANT pg_read_all_settings TO regress_gpusort_settings;
+SET SESSION AUTHORIZATION regress_gpusort_settings;
+SELECT * FROM pg_temp.info_seen;
+RESET SESSION AUTHORIZATION;
+REVOKE pg_read_all_settings FROM regress_gpusort_settings;
+-- pg_monitor, one of its members: the host too
+GRANT pg_monitor TO regress_gpusort_settings;
+SET SESSION AUTHORIZATION regress_gpusort_settings;
+SELECT * FROM pg_temp.info_seen;
+RESET SESSION AUTHORIZATION;
+REVOKE pg_monitor FROM regress_gpusort_settings;
+-- pg_read_all_stats alone (it reads gpusort_gpus): not the host
+GRANT pg_read_all_stats TO regress_gpusort_settings;
+SET SESSION AUTHORIZATION regress_gpusort_settings;
+SELECT * FROM pg_temp.info_seen;
+RESET SESSION AUTHORIZATION;
+REVOKE pg_read_all_stats FROM regress_gpusort_settings;
+
+DROP VIEW pg_temp.info_seen;
+DROP ROLE regress_gpusort_settings;
+SELECT count(*) AS roles_left FROM pg_roles WHERE rolname LIKE 'regress_gpusort%';
