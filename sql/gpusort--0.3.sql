@@ -34,8 +34,14 @@
 --   the service's budget on it, or why there is none; the memory the
 --   default budgets are taken from: all of it fixed at service or server
 --   start or derived from settings anyone may SHOW, nothing that moves
---   with other sessions' sorts), so that any user can tell why EXPLAIN
---   says CPU, or why a sort's budget is what it is; and
+--   with other sessions' sorts), so that any user can tell whether the
+--   GPU engine is usable.  Its columns gpus and memory describe the host
+--   (GPU models, the driver's messages, the machine's memory, the
+--   cgroup's path), which tell why EXPLAIN says CPU or why a sort's
+--   budget is what it is: the library gives them to superusers and
+--   members of pg_read_all_settings (pg_monitor is one), who see
+--   PostgreSQL's own settings that name paths on the host, and NULL to
+--   other roles (views.c); and
 --   gpusort_backend_memory(), two byte counts of the calling
 --   backend's own host blocks, what EXPLAIN ANALYZE already shows users of
 --   their own sorts (unlike pg_backend_memory_contexts, which is kept from

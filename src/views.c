@@ -12,14 +12,23 @@
  * shmem.h) and host memory (hostmem.h).  Like gpusort.c, this file is the
  * top: nothing else calls into it.
  *
+ * Who may call them is the install script's rule (sql/gpusort--0.3.sql);
+ * gpusort_info(), open to every role, also keeps the host's details (the
+ * GPUs' models and driver messages, the machine's memory and cgroup path)
+ * to the roles that may read every setting, as PostgreSQL keeps its
+ * settings that name paths on the host.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/pg_authid.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
@@ -56,6 +65,14 @@ static const char *const engine_names[NUM_STAT_ENGINES] = {
  * column memory came with 0.3: declared by an older version's SQL, which
  * runs this library until ALTER EXTENSION UPDATE, the row has the first
  * four columns only.
+ *
+ * gpus and memory describe the host: the GPUs' models and memory, or the
+ * driver's message for why none is usable; the machine's physical memory
+ * and its cgroup's limit and path.  They are NULL but for superusers and
+ * members of pg_read_all_settings (pg_monitor is one), the roles that see
+ * the settings PostgreSQL keeps from others (data_directory and the like);
+ * version, build and engines, the build's facts and whether the GPU engine
+ * is usable, are every role's.
  */
 PG_FUNCTION_INFO_V1(gpusort_info);
 Datum
@@ -68,6 +85,7 @@ gpusort_info(PG_FUNCTION_ARGS)
 	StringInfoData memory;
 	char	   *why = NULL;
 	bool		gpu_ok;
+	bool		host_visible;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -76,8 +94,7 @@ gpusort_info(PG_FUNCTION_ARGS)
 	tupdesc = BlessTupleDesc(tupdesc);
 
 	gpu_ok = gpu_engine_available(&why);
-	initStringInfo(&gpus);
-	gpu_engine_describe(&gpus);
+	host_visible = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_SETTINGS);
 
 	values[0] = CStringGetTextDatum(GPUSORT_VERSION);
 #ifdef GPUSORT_USE_CUDA
@@ -86,10 +103,17 @@ gpusort_info(PG_FUNCTION_ARGS)
 	values[1] = CStringGetTextDatum("CPU-only");
 #endif
 	values[2] = CStringGetTextDatum(gpu_ok ? "gpu, cpu" : "cpu");
-	values[3] = CStringGetTextDatum(gpus.data);
-	initStringInfo(&memory);
-	budget_describe_memory(&memory);
-	values[4] = CStringGetTextDatum(memory.data);
+	if (host_visible)
+	{
+		initStringInfo(&gpus);
+		gpu_engine_describe(&gpus);
+		values[3] = CStringGetTextDatum(gpus.data);
+		initStringInfo(&memory);
+		budget_describe_memory(&memory);
+		values[4] = CStringGetTextDatum(memory.data);
+	}
+	else
+		nulls[3] = nulls[4] = true;
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -8,17 +8,37 @@
  * server-start settings are defined only while shared_preload_libraries
  * is processed: a library loaded later may not define them.
  *
+ * The settings that decide the plan (gpusort.enabled, gpusort.min_rows),
+ * the engine that sorts it (gpusort.engine, gpusort.gpu_min_rows), its
+ * keys (gpusort.key_width) and its memory (gpusort.max_memory, as work_mem
+ * is PostgreSQL's Sort's) carry GUC_EXPLAIN, so that EXPLAIN (SETTINGS)
+ * and auto_explain.log_settings show them where they differ from their
+ * defaults.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include <ctype.h>
 #include <limits.h>
 
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "parser/scansup.h"
 #include "utils/guc.h"
 
+#include "support/compat.h"
 #include "support/faults.h"
 #include "support/settings.h"
+
+/*
+ * A string setting's value, which a check hook may replace, is freed by
+ * the GUC machinery: with free() up to 15, with guc_free() from 16 on
+ * (compat.h gives guc_malloc its side of the same rule).
+ */
+#if PG_VERSION_NUM < 160000
+#define guc_free(ptr) free(ptr)
+#endif
 
 bool		gpusort_enabled = true;
 int			gpusort_min_rows = 100000;
@@ -82,6 +102,124 @@ check_max_memory(int *newval, void **extra, GucSource source)
 	return true;
 }
 
+/* str with the spaces around it cut off, in place */
+static char *
+trim_spaces(char *str)
+{
+	char	   *end;
+
+	while (scanner_isspace(*str))
+		str++;
+	end = str + strlen(str);
+	while (end > str && scanner_isspace(end[-1]))
+		*--end = '\0';
+	return str;
+}
+
+/*
+ * gpusort.gpu_devices' list of device numbers, written into canonical as
+ * "0,2"; false, with the detail of the error, where list is not one.
+ */
+static bool
+parse_device_list(char *list, StringInfo canonical)
+{
+	bool		listed[GPUSORT_MAX_GPUS] = {false};
+
+	for (;;)
+	{
+		char	   *comma = strchr(list, ',');
+		char	   *item;
+		char	   *digit;
+		long		device;
+
+		if (comma)
+			*comma = '\0';
+		item = trim_spaces(list);
+		if (*item == '\0')
+		{
+			GUC_check_errdetail("The list has an empty entry: list device numbers "
+								"separated by commas, or write all or none.");
+			return false;
+		}
+		for (digit = item; isdigit((unsigned char) *digit); digit++)
+			;
+		if (*digit != '\0')
+		{
+			if (item[0] == '-' && isdigit((unsigned char) item[1]))
+				GUC_check_errdetail("Device number %s is negative: CUDA numbers "
+									"its devices from 0.", item);
+			else
+				GUC_check_errdetail("\"%s\" is not a device number: list device "
+									"numbers separated by commas, or write all "
+									"or none.", item);
+			return false;
+		}
+		/* a number of more than three digits is out of range anyway */
+		device = strlen(item) > 3 ? GPUSORT_MAX_GPUS : strtol(item, NULL, 10);
+		if (device >= GPUSORT_MAX_GPUS)
+		{
+			GUC_check_errdetail("Device number %s is out of range: gpusort "
+								"sorts on CUDA devices 0 to %d.",
+								item, GPUSORT_MAX_GPUS - 1);
+			return false;
+		}
+		if (listed[device])
+		{
+			GUC_check_errdetail("Device %ld is listed twice.", device);
+			return false;
+		}
+		listed[device] = true;
+		appendStringInfo(canonical, "%s%ld", canonical->len > 0 ? "," : "", device);
+		if (comma == NULL)
+			return true;
+		list = comma + 1;
+	}
+}
+
+/*
+ * gpusort.gpu_devices: all, none, the empty string (none, too), or a
+ * comma-separated list of distinct device numbers from 0 to
+ * GPUSORT_MAX_GPUS - 1, with spaces allowed around each, as PostgreSQL's
+ * own list settings take them.  What cannot be known without CUDA, whether
+ * a device exists, the GPU service finds at its start (gpusort_info() says
+ * why it has no GPU).  A value accepted is rewritten in one spelling
+ * ("all", "none", "", or "0,2"), which SHOW gives and the GPU service
+ * reads: the service (service_worker.c) takes all and none only spelt so.
+ */
+static bool
+check_gpu_devices(char **newval, void **extra, GucSource source)
+{
+	char	   *copy = pstrdup(*newval);
+	char	   *value = trim_spaces(copy);
+	StringInfoData canonical;
+	bool		ok = true;
+	char	   *result;
+
+	initStringInfo(&canonical);
+	if (pg_strcasecmp(value, "all") == 0)
+		appendStringInfoString(&canonical, "all");
+	else if (pg_strcasecmp(value, "none") == 0)
+		appendStringInfoString(&canonical, "none");
+	else if (*value != '\0')
+		ok = parse_device_list(value, &canonical);
+	pfree(copy);
+
+	if (ok && strcmp(canonical.data, *newval) != 0)
+	{
+		result = guc_malloc(LOG, canonical.len + 1);
+		if (result == NULL)
+			ok = false;
+		else
+		{
+			memcpy(result, canonical.data, canonical.len + 1);
+			guc_free(*newval);
+			*newval = result;
+		}
+	}
+	pfree(canonical.data);
+	return ok;
+}
+
 void
 settings_init(GucIntAssignHook host_cache_assign)
 {
@@ -90,7 +228,7 @@ settings_init(GucIntAssignHook host_cache_assign)
 							 NULL,
 							 &gpusort_enabled,
 							 true,
-							 PGC_USERSET, 0,
+							 PGC_USERSET, GUC_EXPLAIN,
 							 NULL, NULL, NULL);
 
 	DefineCustomIntVariable("gpusort.min_rows",
@@ -98,7 +236,7 @@ settings_init(GucIntAssignHook host_cache_assign)
 							NULL,
 							&gpusort_min_rows,
 							100000, 0, INT_MAX,
-							PGC_USERSET, 0,
+							PGC_USERSET, GUC_EXPLAIN,
 							NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("gpusort.keyless_sorts",
@@ -117,7 +255,7 @@ settings_init(GucIntAssignHook host_cache_assign)
 							 &gpusort_engine,
 							 GPUSORT_ENGINE_AUTO,
 							 engine_options,
-							 PGC_USERSET, 0,
+							 PGC_USERSET, GUC_EXPLAIN,
 							 NULL, NULL, NULL);
 
 	DefineCustomIntVariable("gpusort.key_width",
@@ -126,7 +264,7 @@ settings_init(GucIntAssignHook host_cache_assign)
 							"ordered by PostgreSQL's comparators among equal keys.",
 							&gpusort_key_width,
 							GPUSORT_MAX_KEY_BYTES, 8, GPUSORT_MAX_KEY_BYTES,
-							PGC_USERSET, 0,
+							PGC_USERSET, GUC_EXPLAIN,
 							check_key_width, NULL, NULL);
 
 	DefineCustomIntVariable("gpusort.max_memory",
@@ -142,7 +280,7 @@ settings_init(GucIntAssignHook host_cache_assign)
 							"then hold work_mem, whatever the others hold.",
 							&gpusort_max_memory_kb,
 							-1, -1, MAX_KILOBYTES,
-							PGC_SUSET, GUC_UNIT_KB,
+							PGC_SUSET, GUC_UNIT_KB | GUC_EXPLAIN,
 							check_max_memory, NULL, NULL);
 
 	DefineCustomIntVariable("gpusort.server_memory",
@@ -181,7 +319,7 @@ settings_init(GucIntAssignHook host_cache_assign)
 							"small sort does not repay.",
 							&gpusort_gpu_min_rows,
 							1000000, 0, INT_MAX,
-							PGC_USERSET, 0,
+							PGC_USERSET, GUC_EXPLAIN,
 							NULL, NULL, NULL);
 
 	/*
@@ -197,7 +335,7 @@ settings_init(GucIntAssignHook host_cache_assign)
 								   &gpusort_gpu_devices,
 								   "all",
 								   PGC_POSTMASTER, 0,
-								   NULL, NULL, NULL);
+								   check_gpu_devices, NULL, NULL);
 
 		DefineCustomIntVariable("gpusort.service_staging",
 								"Shared memory through which backends and the GPU service "

@@ -20,6 +20,13 @@
 /* the widest key the engines sort: gpusort.key_width's maximum */
 #define GPUSORT_MAX_KEY_BYTES	32
 
+/*
+ * The most GPUs the GPU service sorts on, and one past the highest device
+ * number gpusort.gpu_devices takes: the service's and the CUDA side's
+ * tables of devices (SERVICE_MAX_DEVICES, GSCUDA_MAX_DEVICES) hold as many.
+ */
+#define GPUSORT_MAX_GPUS		16
+
 /* gpusort.engine */
 typedef enum GpuSortEngineChoice
 {

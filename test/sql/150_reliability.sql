@@ -22,7 +22,8 @@
 --   it holds in a fresh session, not the larger blocks;
 -- * security: CREATE EXTENSION and LOAD need a superuser; an ordinary role
 --   cannot set the resource and GPU settings, nor inject faults;
---   gpusort_info() returns the build and the GPUs, nothing about sessions.
+--   gpusort_info() returns the build, nothing about sessions, and to this
+--   role nothing about the host.
 --
 SET search_path = gs, public;
 
@@ -327,10 +328,12 @@ ALTER ROLE regress_gs_rel SET gpusort.max_memory = '100GB';
 SHOW gpusort.inject_fault;
 -- nor load the library by hand
 LOAD 'gpusort';
--- gpusort_info(): the version, the build, the engines and the GPUs
--- (device, model, memory): nothing about other sessions or their sorts
+-- gpusort_info(): the version, the build and the engines, nothing about
+-- other sessions or their sorts; the GPUs and the memory, which describe
+-- the host, are NULL for this role (195_settings)
 SELECT version, build IN ('CUDA', 'CPU-only') AS known_build,
-       engines IN ('cpu', 'gpu, cpu') AS known_engines, gpus IS NOT NULL AS has_gpus
+       engines IN ('cpu', 'gpu, cpu') AS known_engines,
+       gpus IS NULL AND memory IS NULL AS no_host_details
   FROM gpusort_info();
 -- gpusort_backend_memory(): the caller's own backend only
 SELECT host_in_use >= 0 AND host_cached >= 0 AND pinned_in_use >= 0 AND pinned_cached >= 0

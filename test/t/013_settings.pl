@@ -13,6 +13,8 @@
 # every gpusort.* setting in pg_settings must have a row: a setting added,
 # removed or changed in src/ without the page fails here.
 #
+# Then gpusort.gpu_devices' check, on values from postgresql.conf.
+#
 # test/run.sh copies docs/ beside test/ in its work directory; TESTDIR is
 # that copy's test/ (without it, the script's own test/).
 use strict;
@@ -121,6 +123,30 @@ for my $name (sort grep { exists $server{$_} } keys %doc)
 	}
 	isnt($d->{'Who may set it'}, '', "$name: who may set it");
 }
+
+# --- gpusort.gpu_devices from postgresql.conf --------------------------------
+# Its check runs as the library loads (sql/195_settings.sql tries it with
+# ALTER SYSTEM): a list is kept in one spelling, which the GPU service
+# reads; a bad value is refused at a reload, the running one kept, and at
+# a start draws a WARNING, the default applying.
+$node->append_conf('postgresql.conf', "gpusort.gpu_devices = ' 0 , 2 '");
+$node->restart;
+is($node->safe_psql('postgres', 'SHOW gpusort.gpu_devices'),
+	'0,2', 'gpu_devices: a list from postgresql.conf, in one spelling');
+$node->append_conf('postgresql.conf', "gpusort.gpu_devices = 'abc'");
+my $log_at = -s $node->logfile;
+$node->reload;
+$node->wait_for_log(qr/invalid value for parameter "gpusort.gpu_devices": "abc"/, $log_at);
+is($node->safe_psql('postgres', 'SHOW gpusort.gpu_devices'),
+	'0,2', 'gpu_devices: a bad value at a reload is refused');
+$log_at = -s $node->logfile;
+$node->restart;
+is($node->safe_psql('postgres', 'SHOW gpusort.gpu_devices'),
+	'all', 'gpu_devices: a bad value at a start leaves the default');
+my $log = substr(slurp_file($node->logfile), $log_at);
+like($log, qr/WARNING:  invalid value for parameter "gpusort.gpu_devices": "abc"/,
+	'gpu_devices: the start warns of the bad value');
+like($log, qr/DETAIL:  "abc" is not a device number/, 'gpu_devices: and says why');
 
 $node->stop;
 done_testing();
