@@ -11,7 +11,13 @@
  * gscuda_radix_sort.cuh and gscuda_presort.cuh.  It turns the run-time key width into
  * their template argument (with_key_words) and knows nothing of chunks,
  * streams or pinned memory: those belong to the pipeline above it
- * (gscuda_pipeline.cu).
+ * (gscuda_pipeline.cu), which calls the choice and the memory needs
+ * (resolve_algorithm, algorithm_resident_bytes, algorithm_finish_bytes,
+ * bucket_tile_size, bucket_sample_count) and the sorts (sort_tiles as
+ * chunks arrive, then finish_buckets or radix_sort).  The C interface
+ * (gscuda_api.cu) sets the kernel tests' bucket limit (set_bucket_limit),
+ * and the kernel benchmark (bench/kernel_bench.cu) times the algorithms
+ * on data already on the device (sort_on_device).
  *
  *-------------------------------------------------------------------------
  */

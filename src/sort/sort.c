@@ -39,6 +39,13 @@
  * So size alone never sends a sort elsewhere, and more rows than a batch's
  * 32-bit record indexes address are just more runs.
  *
+ * The executor nodes call it through sort.h: gpusort_sort_begin; the input
+ * put in with gpusort_sort_puttupleslot, gpusort_sort_puttuple and, from a
+ * parallel load, gpusort_sort_putblocks; gpusort_sort_performsort; the
+ * result read with gpusort_sort_gettupleslot, gpusort_sort_markpos,
+ * gpusort_sort_restorepos and gpusort_sort_rescan; gpusort_sort_reset for a
+ * new input; gpusort_sort_get_stats; gpusort_sort_end.
+ *
  * src/README says in which file each stage of a sort lives.
  *
  *-------------------------------------------------------------------------
