@@ -28,9 +28,10 @@
  *	gscuda_device.cu	per-process state: devices, lost context, faults,
  *						pinned host cache
  *	gscuda_dispatch.cu	algorithm choice, memory needs, key-width dispatch
- *	gscuda_presort.cuh, gscuda_radix_sort.cuh, gscuda_bucket_sort.cuh	the algorithms' host
- *						side and launches
- *	gscuda_pipeline_kernels.cuh, gscuda_bucket_sort_kernels.cuh	kernels
+ *	gscuda_presort.cuh, gscuda_radix_sort.cuh, gscuda_bucket_sort.cuh
+ *						the algorithms' host side and launches
+ *	gscuda_pipeline_kernels.cuh, gscuda_bucket_sort_kernels.cuh
+ *						kernels
  *	gscuda_block_key_sort.cuh	the bucket sort's block primitive
  *	gscuda_common.cuh		keys, errors, waits, the device memory account
  *	gscuda_types.h, gscuda_faults.h	types, limits and fault codes, plain C:
