@@ -5,6 +5,21 @@
  *	  function checks its arguments, calls the layer below, and turns a
  *	  failure into a return code and a message in the caller's errbuf.
  *
+ * The GPU service (service_worker.c) calls them, and the kernel tests and
+ * benchmarks (test/gpu/, bench/) do too:
+ *	- devices: gscuda_init, gscuda_select_device, gscuda_device_count,
+ *	  gscuda_lost, gscuda_register_host, and the process's settings
+ *	  gscuda_set_pinned_cache, gscuda_set_wait_hook, gscuda_set_fault,
+ *	  gscuda_set_bucket_limit;
+ *	- a sort's memory: gscuda_sort_bytes, gscuda_sort_index_bytes,
+ *	  gscuda_sort_memory, gscuda_sort_set_mem_limit;
+ *	- a sort: gscuda_sort_begin, gscuda_sort_keep_permutation,
+ *	  gscuda_sort_carry_index, gscuda_sort_chunk, gscuda_sort_index_chunk,
+ *	  gscuda_sort_upload, gscuda_sort_submit, gscuda_sort_wait_copies,
+ *	  gscuda_sort_finish (or gscuda_sort_finish_start and
+ *	  gscuda_sort_finish_wait, for the parts of a split sort),
+ *	  gscuda_sort_download, gscuda_sort_end.
+ *
  * The engine's layers, as CUB arranges its own (device-level dispatch over
  * agents and kernels over block primitives):
  *
@@ -13,9 +28,10 @@
  *	gscuda_device.cu	per-process state: devices, lost context, faults,
  *						pinned host cache
  *	gscuda_dispatch.cu	algorithm choice, memory needs, key-width dispatch
- *	gscuda_presort.cuh, gscuda_radix_sort.cuh, gscuda_bucket_sort.cuh	the algorithms' host
- *						side and launches
- *	gscuda_pipeline_kernels.cuh, gscuda_bucket_sort_kernels.cuh	kernels
+ *	gscuda_presort.cuh, gscuda_radix_sort.cuh, gscuda_bucket_sort.cuh
+ *						the algorithms' host side and launches
+ *	gscuda_pipeline_kernels.cuh, gscuda_bucket_sort_kernels.cuh
+ *						kernels
  *	gscuda_block_key_sort.cuh	the bucket sort's block primitive
  *	gscuda_common.cuh		keys, errors, waits, the device memory account
  *	gscuda_types.h, gscuda_faults.h	types, limits and fault codes, plain C:

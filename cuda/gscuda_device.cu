@@ -5,9 +5,18 @@
  *	  device start-up and selection, the lost-context state, fault arming,
  *	  and the pinned host memory cache.
  *
- * Nothing here sorts: the pipeline (gscuda_pipeline.cu) and the C
- * interface (gscuda_api.cu) call it.  No static constructor touches CUDA,
- * so that the library loads in processes that never use a GPU.
+ * Nothing here sorts: the C interface (gscuda_api.cu) and the pipeline
+ * (gscuda_pipeline.cu) call it.
+ *	- devices: open_device, any_device_open, describe_device, use_device,
+ *	  check_current_device, select_current_device, count_devices, and
+ *	  trim_device_pool, which the pipeline calls as a sort ends;
+ *	- a lost GPU: device_lost, lost_error, probe_lost, and lose_device,
+ *	  which the pipeline calls;
+ *	- faults: arm_fault, take_armed_fault;
+ *	- pinned host memory: pinned_alloc and pinned_release (the pipeline's
+ *	  buffers), set_pinned_cache, register_host_memory.
+ * No static constructor touches CUDA, so that the library loads in
+ * processes that never use a GPU.
  *
  *-------------------------------------------------------------------------
  */

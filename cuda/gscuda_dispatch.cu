@@ -6,12 +6,19 @@
  *	  needs, and the one place where their kernels are instantiated.
  *
  * As CUB's device/ dispatch sits above its agents and block primitives,
- * this file sits above the algorithms: gscuda_bucket_sort.cuh (which includes its
- * kernels, gscuda_bucket_sort_kernels.cuh, and its block sort, gscuda_block_key_sort.cuh),
- * gscuda_radix_sort.cuh and gscuda_presort.cuh.  It turns the run-time key width into
- * their template argument (with_key_words) and knows nothing of chunks,
+ * this file sits above the algorithms: gscuda_bucket_sort.cuh (which
+ * includes its kernels, gscuda_bucket_sort_kernels.cuh, and through them
+ * its block sort, gscuda_block_key_sort.cuh), gscuda_radix_sort.cuh and
+ * gscuda_presort.cuh.  It turns the run-time key width into their
+ * template argument (with_key_words) and knows nothing of chunks,
  * streams or pinned memory: those belong to the pipeline above it
- * (gscuda_pipeline.cu).
+ * (gscuda_pipeline.cu), which calls the choice and the memory needs
+ * (resolve_algorithm, algorithm_resident_bytes, algorithm_finish_bytes,
+ * bucket_tile_size, bucket_sample_count) and the sorts (sort_tiles as
+ * chunks arrive, then finish_buckets or radix_sort).  The C interface
+ * (gscuda_api.cu) sets the kernel tests' bucket limit (set_bucket_limit),
+ * and the kernel benchmark (bench/kernel_bench.cu) times the algorithms
+ * on data already on the device (sort_on_device).
  *
  *-------------------------------------------------------------------------
  */

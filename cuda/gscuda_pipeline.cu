@@ -28,7 +28,12 @@
  *
  * Layers.  Below the pipeline: the algorithms, reached only through their
  * dispatch (gscuda_dispatch.cuh), and the per-process state, pinned cache
- * included (gscuda_device.cuh).  Above it: the C interface (gscuda_api.cu).
+ * included (gscuda_device.cuh).  Above it: the C interface (gscuda_api.cu),
+ * which calls, for a sort, begin_sort and end_sort; its memory, sort_bytes,
+ * sort_index_bytes, set_mem_limit, peak_memory; its chunks, key_chunk,
+ * index_chunk, carry_index, submit_chunk, upload_piece; its permutation
+ * kept on the device, keep_permutation, download_piece, wait_copies; and
+ * its finish, finish_start, finish_wait, stop_finish.
  * Errors are GsError exceptions; device memory is stream-ordered
  * (cudaMallocAsync) and always freed by end_sort, which also trims the
  * memory pool so that the device's free memory returns to what it was.

@@ -6,12 +6,13 @@
  * _PG_init runs in the postmaster when gpusort is in
  * shared_preload_libraries, and in a backend on LOAD or
  * session_preload_libraries.  It calls each module's init: the settings
- * (settings.c), the executor nodes (nodeGpuSort.c), the planner hook
- * (planner.c) and, at preload only, the extension's shared memory
- * (shmem.c) and the GPU service's, with its worker in a build with CUDA
- * (service_shmem.c).
- * This file and views.c are the top: nothing else calls into them.  Nothing here touches
- * CUDA: only the service's worker does.
+ * (settings_init, given host memory's hook for gpusort.host_cache), the
+ * executor nodes (gpusort_executor_init), the planner hook
+ * (gpusort_planner_init) and, at preload only, the extension's shared
+ * memory (gpusort_shmem_init) and the GPU service's, with its worker in a
+ * build with CUDA (service_shmem_init).  This file and views.c are the
+ * top: nothing else calls into them.  Nothing here touches CUDA: only the
+ * service's worker does.
  *
  * The flow of a sort: the planner hook replaces a finished plan's Sort
  * node with Custom Scan (GpuSort); a parallel sort has a Gather below it

@@ -3,9 +3,10 @@
  * views.c
  *	  The SQL functions of gpusort's views and functions: gpusort_info()
  *	  (the build, its GPUs, the memory its budgets come from),
- *	  gpusort_backend_memory() (the calling backend's host memory) and
+ *	  gpusort_backend_memory() (the calling backend's host memory; its two
+ *	  pinned-memory columns, kept in its SQL signature, are always 0) and
  *	  gpusort_stat() (the server-wide counters, behind the view
- *	  gpusort_stat).
+ *	  gpusort_stat).  PostgreSQL calls them by name (sql/).
  *
  * They read what the layers below publish: the GPU service's shared memory
  * (service.h), the budgets (sort_budget.h), the counters (stat.c, in

@@ -5,15 +5,29 @@
  *	  reset, move, destroy), the measure of its memory against its limit,
  *	  its pool threads, and giving its keys up.
  *
- * Every stage of the batch's pipeline (batch_load.c, batch_encode.c, the
- * engine chain, batch_sort.c) works on the SortBatch that this file makes
- * and resets; none of it calls a stage.  A batch's memory is one memory
- * context, reset when the batch becomes a run; the batch's limit, set by
- * sort.c from gpusort.max_memory, is checked by the load against
- * batch_memory(), which counts everything the batch will need to sort
- * what it holds (tuple pointers, keys, the order, the CPU engine's
- * workspace, the resolve stage's scratch), so that the sort that follows
- * stays within the limit too.
+ * Every stage of the batch (batch_load.c, batch_encode.c, batch_sort.c,
+ * batch_emit.c) works on the SortBatch that this file makes and resets,
+ * and calls into it; this file calls none of them, only layers below:
+ * the engines (it ends the batch's engine chain with the batch, and counts
+ * the CPU engine's workspace), host memory and the thread pool.  A
+ * batch's memory is one
+ * memory context, reset when the batch becomes a run; the batch's limit,
+ * set by sort.c from what the budgets granted it (sort_budget.c), is
+ * checked by the load against batch_memory(), which counts everything the
+ * batch will need to sort what it holds (tuple pointers, keys, the order,
+ * the CPU engine's workspace, the resolve stage's scratch), so that the
+ * sort that follows stays within the limit too.
+ *
+ * What the others call:
+ *	- the lifecycle, for sort.c: batch_init, batch_reset, batch_move (a
+ *	  batch whose run is written behind), batch_destroy;
+ *	- memory: batch_memory, batch_held, batch_tuple_bytes, batch_alloc,
+ *	  batch_inputs_chunk_bytes;
+ *	- the pool threads: batch_threads, batch_start_threads (for the
+ *	  stages, the run writer and the window merge too);
+ *	- batch_give_up_keys, which hands the batch to the comparators, and
+ *	  batch_init_compare, the comparators' view of its tuples (for
+ *	  batch_sort.c and the runs' merges).
  *
  *-------------------------------------------------------------------------
  */

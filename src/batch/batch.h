@@ -8,23 +8,27 @@
  * the memory the sort may hold, or the input ends, the batch is sorted and
  * becomes a sorted run: spilled, written to a temporary file by the run
  * writer (run_write.c), and reset for the next run; or, the last one, kept
- * in memory.  The batch's pipeline runs
- * one way, a file a stage, and no stage calls one before it:
+ * in memory.  The batch's stages run one way, a file a stage, in the
+ * order src/README lists them, and no stage calls one before it:
  *
- *	batch.c			the batch itself: init, reset, move, destroy, its
- *					memory measured against its limit, its pool threads,
- *					and giving its keys up
  *	batch_load.c	load: each tuple copied once into an arena of large
  *					blocks (a parallel load's blocks of tuples by the pool
  *					threads)
  *	batch_encode.c	encode: normalized keys (keys.h) written into the
  *					engine's chunks, every ENCODE_BATCH tuples while they are
- *					in the CPU's cache, or by the pool threads at the end
- *	engine_chain.c	engine: the choice of engine, and the GPU engine's keys
- *					handed to the CPU engine when it fails (engine.h)
+ *					in the CPU's cache, or by the pool threads at the end;
+ *					the engine chain (engine_chain.c) chooses the engine
+ *					and hands the GPU engine's keys to the CPU engine when
+ *					it fails (engine.h)
  *	batch_sort.c	the engine's sort, then resolve: the order of equal
  *					inexact keys (refine.c, resolve.c); then gather: the
  *					sorted tuple pointers (and keys, for a merge)
+ *	batch_emit.c	emit: the sorted tuples of a batch held in memory
+ *					copied in order by the pool threads, ahead of the rows
+ *					returned
+ *	batch.c			what every stage shares: the batch's lifecycle (init,
+ *					reset, move, destroy), its memory measured against its
+ *					limit, its pool threads, and giving its keys up
  *
  * Nothing the user sees depends on the engine: when the GPU engine fails
  * the CPU engine sorts the same keys, and when the keys cannot be built or

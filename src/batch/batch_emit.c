@@ -9,10 +9,9 @@
  * of pointers to them in sorted order (batch_sort.c).  Returned through
  * that array, every row is a read at a random place of the arena: a cache
  * miss, and past a few gigabytes a TLB miss too, which one backend waits
- * for however far ahead it prefetches.  On an H200 host, returning 300M
- * rows of 20 GB this way took 37 ns a row, 11 of the statement's 17.7
- * seconds, and 14 ns a row at 100M (bench/results/duckdb.md): the emit,
- * not the sort, bounded the statement.
+ * for however far ahead it prefetches: in a large sort that emit, not the
+ * sort, bounds the statement (docs/design.md; bench/results/duckdb.md
+ * measures it).
  *
  * So the pool threads, which wait on many such reads at once, copy the
  * tuples in sorted order into a ring of EMIT_COPY_BLOCKS blocks, each the
@@ -33,9 +32,11 @@
  * anything but a forward scan (backward, mark and restore, rescan) by
  * ending the copy.
  *
- * The ring's memory is sort.c's to count in the budget: emit_copy_bytes
- * says what it takes (0 where a copy would not pay), and sort.c starts the
- * copy only once the budget has granted that.  A reset callback of its
+ * sort.c calls it all.  The ring's memory is sort.c's to count in the
+ * budget: emit_copy_bytes says what it takes (0 where a copy would not
+ * pay), and sort.c starts the copy (emit_copy_start) only once the budget
+ * has granted that, takes each row from it (emit_copy_next) and ends it
+ * (emit_copy_end) for anything but a forward scan.  A reset callback of its
  * memory context drops the queued copies and waits for the running ones
  * before the blocks go, as an error may end the sort while the threads
  * copy.

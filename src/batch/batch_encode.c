@@ -4,6 +4,12 @@
  *	  The encode stage of a batch (batch.h): each record's normalized
  *	  key (keys.h), written into the chunk buffers of the batch's engine.
  *
+ * sort.c calls it: batch_start_keys readies a new batch (a generic
+ * layout's room for the inputs, the pool threads), batch_start_engine
+ * starts the engine chain from the first record, and batch_encode encodes
+ * what has been loaded since (every ENCODE_BATCH tuples, and all that is
+ * left at the input's end).
+ *
  * Two paths, as keys.h describes:
  *	- fixed layouts: the backend encodes each ENCODE_BATCH tuples as they
  *	  are loaded, while they are in the CPU's cache, and submits each chunk

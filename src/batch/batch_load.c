@@ -7,11 +7,12 @@
  * Each child tuple is copied once, as a MinimalTuple, into blocks that
  * grow from 256 kB to 16 MB (hostmem.c keeps large blocks mapped between
  * sorts); the record index of a tuple is its position in load order.  The
- * batch's limit, set by sort.c from gpusort.max_memory, is checked where
- * the memory is taken: batch_store() refuses a tuple whose block would
- * take the batch past it, counting everything the batch will need to
- * sort what it holds (tuple pointers, keys, the order, the CPU engine's
- * workspace), so that the sort that follows stays within the limit too.
+ * batch's limit, set by sort.c from what the budgets granted it
+ * (sort_budget.c), is checked where the memory is taken: batch_store()
+ * (a slot's tuple) and batch_store_tuple() (a MinimalTuple) refuse a
+ * tuple whose block would take the batch past it, counting everything the
+ * batch will need to sort what it holds (batch_memory), so that the sort
+ * that follows stays within the limit too.
  * A refused tuple ends the batch: sort.c sorts it into a run and stores
  * the tuple again in the next batch.
  *
@@ -25,8 +26,8 @@
  * tuple pointers take at once the room the batch expects (hostmem_reserve),
  * so that a warm sort finds them in the cache whole.
  *
- * A parallel load hands over its workers' tuples a block (a chunk of
- * shared memory) at a time: batch_store_blocks() takes the arena space and
+ * A parallel load hands over its workers' tuples a block of shared memory
+ * (a TupleBlock) at a time: batch_store_blocks() takes the arena space and
  * tuple slots of whole blocks in the backend, then the pool threads copy the
  * tuples, the backend helping, so that the leader, which moves every row
  * of the load, keeps pace with the workers that scan them.  Nothing that

@@ -4,7 +4,8 @@
  *	  The last stages of a batch (batch.h), once its keys are all encoded:
  *	  the engine chain's sort, then resolve (the order of what the keys
  *	  leave equal), then gather (the result as tuple pointers in sorted
- *	  order).
+ *	  order).  sort.c calls batch_sort() once the batch's input has ended
+ *	  or it is full.
  *
  * The engine chain (engine_chain.c) sorts the keys (key, index) on the GPU
  * or the CPU.  If the CPU engine fails, or the refinement of generic keys

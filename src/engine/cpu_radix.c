@@ -34,9 +34,12 @@
  *
  * Both orders are the one-thread order, record for record.
  *
- * This file calls nothing of PostgreSQL, so the GPU kernel tests link it as
- * their reference implementation; the threads are the caller's
- * (GsRadixThreads), and tasks never call back into the caller.
+ * The CPU engine (engine_cpu.c) calls gs_cpu_radix_sort, and
+ * gs_cpu_radix_workspace for the memory it takes, which a batch counts
+ * (batch.c).  This file calls nothing of PostgreSQL, so the GPU kernel
+ * tests and the radix sort's own test (test/radix/) link it as their
+ * reference implementation; the threads are the caller's (GsRadixThreads),
+ * and tasks never call back into the caller.
  *
  *-------------------------------------------------------------------------
  */

@@ -24,6 +24,12 @@
  * the CPU with their keys as a batch is.  A GPU failure in a round is one
  * of the sort: its later rounds and batches start on the CPU.
  *
+ * Its callers, a batch's stages (batch_encode.c, batch_sort.c, batch.c)
+ * and refine.c, drive it with engine_chain_begin (or
+ * engine_chain_begin_within, for a refinement round), engine_chain_chunk,
+ * engine_chain_submit, engine_chain_sort and engine_chain_end; batch.c
+ * adds its own reasons with engine_add_fallback_reason.
+ *
  * The chain's calls fail only when the CPU engine fails; the caller then
  * gives the keys up and orders the batch with PostgreSQL's comparators
  * (the comparator sort, batch_sort.c).  Every reason the GPU was left goes

@@ -6,10 +6,13 @@
  *	  gives it them (SortEngine.threads).
  *
  * It serves when gpusort.engine = cpu, when no GPU is usable, and as the
- * fallback when the GPU engine fails.  All its memory belongs to the
- * batch's memory context (palloc'd, or large blocks of hostmem.c), so the
- * sort's memory measure sees it and an error or cancel frees it with the
- * query.
+ * fallback when the GPU engine fails: the engine chain starts it
+ * (cpu_engine_begin).  The GPU engine keeps its keys in the same chunk
+ * buffers (engine_local_chunk) and sorts them here when it falls back
+ * (engine_cpu_sort_keys); a batch that gives its keys up frees them
+ * (engine_local_free).  All its memory belongs to the batch's memory
+ * context (palloc'd, or large blocks of hostmem.c), so the sort's memory
+ * measure sees it and an error or cancel frees it with the query.
  *
  *-------------------------------------------------------------------------
  */

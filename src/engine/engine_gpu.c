@@ -22,6 +22,10 @@
  * frees the sort's GPU memory at once; a backend that exits withdraws what
  * it still has posted.
  *
+ * The engine chain starts it (gpu_engine_begin) where a GPU may be there
+ * (gpusort_gpu_maybe_present); gpusort_info() (views.c) says whether one
+ * is usable (gpu_engine_available) and which (gpu_engine_describe).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -1,7 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * explain.c
- *	  EXPLAIN output of Custom Scan (GpuSort).
+ *	  EXPLAIN output of Custom Scan (GpuSort): gpusort_explain_node, which
+ *	  the node's ExplainCustomScan (nodeGpuSort.c) calls with what the
+ *	  plan keeps of the Sort (plan_info.h) and the sort's statistics.
  *
  * Without ANALYZE the node shows its Sort Key exactly as a Sort node would
  * (COLLATE, DESC, USING and NULLS decorations included), so a plan reads

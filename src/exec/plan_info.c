@@ -2,8 +2,10 @@
  *
  * plan_info.c
  *	  What a GpuSort plan node keeps of the Sort node it replaced, in its
- *	  CustomScan's custom_private: the planner hook (planner.c) writes it,
- *	  the executor nodes (nodeGpuSort.c) and EXPLAIN (explain.c) read it.
+ *	  CustomScan's custom_private: the planner hook (planner.c) writes it
+ *	  (gpusort_plan_info_to_list), the executor node (nodeGpuSort.c) reads
+ *	  it back (gpusort_plan_info_from_list) and hands it to EXPLAIN
+ *	  (explain.c).
  *
  * It sits below both, so that the planner, which makes the nodes, and the
  * nodes, which read what it made, do not depend on each other's files.

@@ -20,11 +20,21 @@
  * column).
  *
  * NULLs cost a byte per column, so on the fixed path a column gets its NULL
- * byte only once a NULL has been seen in it: key_encode_slot() reports the
+ * byte only once a NULL has been seen in it: key_encode_tuple() reports the
  * first NULL of a column whose layout has no NULL byte, and the caller
  * places the layout again and re-encodes the batch (batch_encode.c).  A
  * table without NULLs in an int8 column thus sorts 8-byte keys, not
  * 16-byte ones.
+ *
+ * What the others call:
+ *	- the layout: key_layout_init and key_layout_describe (sort.c, the
+ *	  latter for EXPLAIN), key_layout_place (batch_encode.c);
+ *	- the fixed path's keys: key_encode_tuple (the backend: the load, the
+ *	  run reader, the window merge), key_encode_record (its form for the
+ *	  pool threads), key_encode_words (the run reader's shortest way, for
+ *	  keys of whole 8-byte columns);
+ *	- the generic path's inputs: key_store_inputs (the backend) and
+ *	  key_deform_inputs (a pool thread), the datums keys_build.c reads.
  *
  *-------------------------------------------------------------------------
  */

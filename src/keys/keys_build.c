@@ -43,6 +43,15 @@
  * be shared between threads.  Errors (out of memory, an ICU failure) are
  * returned, with a message in the context.
  *
+ * What the others call:
+ *	- a thread's context: key_build_context_create, key_build_context_free,
+ *	  key_build_set_stop_flag and key_build_stopped (its work dropped),
+ *	  key_build_error (the message of a failure);
+ *	- keys: key_build_span (batch_encode.c, and refine.c for the spans
+ *	  after the prefix);
+ *	- the records themselves, for refine.c: key_compare_inputs (the libc
+ *	  order's check), key_inputs_identical, key_inputs_bytes.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

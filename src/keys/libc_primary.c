@@ -9,11 +9,10 @@
  * weights of all its characters, a 0x01 byte, the secondary weights, and
  * so on.  A key span that the primary level fills (the first 32 bytes
  * of an md5 hash, a name, a code) needs only those weights, but strxfrm_l
- * computes every level of the whole string: about 530 ns for a string of
- * 32 characters on a two-core x86-64 machine.  Under a libc
- * collation that transform was most of a text sort's CPU time, and with
- * 200 sorts sharing 16 CPUs most of what held their throughput down
- * (bench/results/service.md).
+ * computes every level of the whole string, and under a libc collation
+ * that transform is most of a text sort's CPU time, and, with many sorts
+ * sharing the CPUs, most of what holds their throughput down
+ * (bench/results/service.md measures it).
  *
  * So for each locale a backend sorts under, the primary weight of each
  * printable ASCII character (and tab, newline, carriage return) is taken
@@ -35,9 +34,9 @@
  * and repairs that, as it does where strxfrm_l itself disagrees with
  * strcoll_l.
  *
- * Tables are built in the backend, once per locale for its life (a few
- * milliseconds: about ten thousand transforms of two characters), and
- * read by the pool threads.
+ * Tables are built in the backend, once per locale for its life (about
+ * ten thousand transforms of two characters), when the key layout asks for
+ * one (libc_primary_weights, keys.c), and read by the pool threads.
  *
  *-------------------------------------------------------------------------
  */

@@ -4,9 +4,10 @@
  *	  The planner hook: replaces large Sort nodes of finished plans with
  *	  Custom Scan (GpuSort).
  *
- * The hook lets the standard planner (or the previous hook) finish, then
- * walks the plan tree and every subplan (SubPlans and InitPlans live in
- * PlannedStmt.subplans).  A Sort whose input is estimated at
+ * gpusort_planner_init, which _PG_init (gpusort.c) calls, installs the
+ * hook.  The hook lets the standard planner (or the previous hook) finish,
+ * then walks the plan tree and every subplan (SubPlans and InitPlans live
+ * in PlannedStmt.subplans).  A Sort whose input is estimated at
  * gpusort.min_rows rows or more becomes a CustomScan that keeps the Sort's
  * keys, operators, collations and NULLS placement in custom_private, its
  * child as lefttree (so that EXPLAIN resolves its columns, and parameter

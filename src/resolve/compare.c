@@ -6,10 +6,12 @@
  *	  keys cannot, in the resolve stage (resolve.c, refine.c) and in the
  *	  merges of runs (run_merge.c, run_merge_window.c).
  *
- * A record that is compared many times, as a merge's current record is,
- * has its datums taken once (compare_deform_tuple), detoasted where they
- * are stored out of line or compressed; the others are compared tuple
- * against tuple (compare_records).
+ * Tuples are compared tuple against tuple (compare_tuples: the comparator
+ * sort of batch_sort.c; compare_records, by record index: refine.c's
+ * repair).  A record that is compared many times, as a merge's current
+ * record is, has its datums taken once (compare_deform_tuple), detoasted
+ * where they are stored out of line or compressed, and is compared by
+ * them (compare_values: run_merge.c).
  *
  *-------------------------------------------------------------------------
  */

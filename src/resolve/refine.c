@@ -2,7 +2,8 @@
  *
  * refine.c
  *	  After the prefix sort of a generic layout: refining ranges of equal
- *	  prefixes on the following key bytes, and certifying libc order.
+ *	  prefixes on the following key bytes (gpusort_refine), and certifying
+ *	  libc order (gpusort_certify_libc_order); batch_sort.c calls both.
  *
  * The engine sorts only the first gpusort.key_width bytes of each full key
  * (keys.h).  Records whose prefixes are equal form ranges in the sorted

@@ -19,7 +19,9 @@
  * The tie ranges are found from the engine's sorted result: the pool
  * threads compare the keys of neighbours (resolve_equal_neighbours), one
  * random key access a record; refinement (refine.c) finds its tie ranges
- * the same way.
+ * the same way, and walks them with resolve_next_tie_range.  batch_sort.c
+ * calls the stage: resolve_sorted on the fixed path, resolve_tie_ranges
+ * over the ranges that refinement leaves on the generic one.
  *
  * On the generic path (keys_build.c), refinement (refine.c) leaves tie
  * ranges of records whose full keys are equal; where the full key stops

@@ -17,6 +17,18 @@
  * (runs_close_run_file), so that the peak is that of the largest step,
  * not their sum, as for tuplesort.c; runs_end closes what is left.
  *
+ * What the others call:
+ *	- sort.c: runs_create, runs_end, and for EXPLAIN runs_written,
+ *	  runs_written_behind, runs_disk_kb;
+ *	- the writer (run_write.c): runs_add_run, runs_note_disk_use;
+ *	- the reader and the merges: runs_pending, runs_keep_pending (a merge
+ *	  pass's runs in place of its inputs), runs_close_run,
+ *	  runs_close_run_file, runs_rebuild_keys and run_file_key_words (the
+ *	  keys a run's records carry), runs_shared, runs_compare (the
+ *	  comparators), runs_memory;
+ *	- the random-access result (run_merge.c): runs_create_result_tape,
+ *	  runs_freeze_result_tape.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -31,6 +31,17 @@
  * for them), names the file, as PostgreSQL's own errors of a temporary
  * file do.
  *
+ * What the storage (run.c, run_write.c, run_read.c) and the final merge
+ * in the pool threads (run_merge_window.c) call:
+ *	- the file: run_file_create, run_file_close;
+ *	- the backend's I/O: run_file_append, run_file_read;
+ *	- the threads' I/O: run_file_reserve (the extent, in the backend),
+ *	  run_file_thread_fd and run_file_release_thread_fd (their
+ *	  descriptor), run_file_pwrite, run_file_pread, and run_file_note_read
+ *	  (what they read, counted by the backend);
+ *	- the errors, raised in the backend: run_file_write_error,
+ *	  run_file_read_error.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -11,7 +11,11 @@
  * its output as a new run (runs_begin_run), and the random-access result
  * goes to a tape that the storage owns.  The last batch is not written: it
  * stays in memory and is one input of the final merge.  The merge's state
- * is its own (RunsMerge), and sort.c ends it before the runs.
+ * is its own (RunsMerge), and sort.c ends it before the runs.  sort.c
+ * calls it through run_merge.h: runs_merge_start (the passes, then the
+ * final merge started), runs_merge_next, runs_merge_markpos,
+ * runs_merge_restorepos, runs_merge_rewind, runs_merge_end, and for
+ * EXPLAIN runs_merge_passes and runs_merge_threads.
  *
  * The merge compares the records' keys first, and calls PostgreSQL's
  * comparators (compare.c) only where two inexact keys are equal.  A

@@ -7,11 +7,11 @@
  * The merge of run_merge.c is one thread in the backend: for every row it
  * decodes a record, builds its key again and plays its matches in the tree
  * of losers.  That is about as much work per row as the executor does
- * with the row afterwards, so a sort past its memory returned its rows at
- * half the speed of one held in memory.  Where the keys of all the runs
- * decide the order by themselves (an exact layout: integers, floats,
- * timestamps, and keys that need no comparator), this file merges instead
- * in the pool threads, and the backend only hands out tuples:
+ * with the row afterwards, so that a sort past its memory would return its
+ * rows at about half the speed of one held in memory.  Where the keys of
+ * all the runs decide the order by themselves (an exact layout: integers,
+ * floats, timestamps, and keys that need no comparator), this file merges
+ * instead in the pool threads, and the backend only hands out tuples:
  *
  *	1. Fill: a task per input moves the records the last window left to
  *	   the front of its read buffer, reads its run on into it (pread() on
@@ -35,12 +35,13 @@
  *	4. The backend returns the window's tuples in order.
  *
  * This merge sits in the merge layer beside run_merge.c, which starts it
- * (run_merge_window.h), over the runs' storage (run.h): it reads the
- * runs' files itself (run_file.c), in its threads and a window at a time,
- * rather than a record at a time through the run reader (run_read.c), and
- * decodes their records with run_format.h.  A file read to its end goes at
- * once (runs_close_run_file); the files of runs not read to their end are
- * the storage's to close (runs_end).
+ * (run_merge_window.h: window_merge_start, window_merge_next,
+ * window_merge_threads, window_merge_close), over the runs' storage
+ * (run.h): it reads the runs' files itself (run_file.c), in its threads
+ * and a window at a time, rather than a record at a time through the run
+ * reader (run_read.c), and decodes their records with run_format.h.  A
+ * file read to its end goes at once (runs_close_run_file); the files of
+ * runs not read to their end are the storage's to close (runs_end).
  *
  * The windows are a pipeline of two: while the backend returns one
  * window's tuples from one output, the threads fill the inputs and merge

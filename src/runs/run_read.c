@@ -2,7 +2,8 @@
  *
  * run_read.c
  *	  The run reader: a sorted run's records read back from its files, one
- *	  at a time, for the merges above (run_merge.c).
+ *	  at a time, for the merges above (run_merge.c), which call
+ *	  run_read_start, run_read_next and run_read_end.
  *
  * A run is read front to back, a read buffer's worth of its files at a time
  * (run_file.c), and each record is decoded out of the read buffer

@@ -27,7 +27,8 @@
  *	 (write_batch_in_threads);
  * - *behind* the backend: the pool threads serialize and write it while
  *	 the backend goes on loading the next batch (runs_write_batch with
- *	 behind, runs_finish_write); sort.c keeps the batch until then.
+ *	 behind, runs_finish_write, and runs_write_done, which says whether
+ *	 the threads are done); sort.c keeps the batch until then.
  *
  * The last batch is not written: it stays in memory and is one input of
  * the final merge.  A merge pass (run_merge.c) writes its output record by

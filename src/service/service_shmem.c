@@ -12,6 +12,12 @@
  * other shared memory (shmem.c) and the counters of gpusort_stat (stat.c)
  * are apart.  Nothing here touches CUDA.
  *
+ * What the others call: service_shmem_init (_PG_init); for the GPU
+ * engine, service_running and service_no_gpu_reason (whether it can take
+ * a request, and why not), service_wake_service; for both sides,
+ * service_slot_data (a staging slot's bytes); for the worker,
+ * service_wake_backend.
+ *
  * A build without CUDA has no GPU to serve, so it registers no worker: a
  * process attached to shared memory that the OOM killer or anyone might
  * kill, taking the whole server through a crash restart with it, for

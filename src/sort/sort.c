@@ -39,6 +39,13 @@
  * So size alone never sends a sort elsewhere, and more rows than a batch's
  * 32-bit record indexes address are just more runs.
  *
+ * The executor nodes call it through sort.h: gpusort_sort_begin; the input
+ * put in with gpusort_sort_puttupleslot, gpusort_sort_puttuple and, from a
+ * parallel load, gpusort_sort_putblocks; gpusort_sort_performsort; the
+ * result read with gpusort_sort_gettupleslot, gpusort_sort_markpos,
+ * gpusort_sort_restorepos and gpusort_sort_rescan; gpusort_sort_reset for a
+ * new input; gpusort_sort_get_stats; gpusort_sort_end.
+ *
  * src/README says in which file each stage of a sort lives.
  *
  *-------------------------------------------------------------------------
@@ -887,9 +894,12 @@ gpusort_sort_performsort(Sorter *state)
 					(uint64) stats->records);
 
 	/*
-	 * One line per sort, for test/gpu/run.sh to see which engine sorted,
-	 * with the times of the phases so far (without EXPLAIN ANALYZE's
-	 * per-row instrumentation in them).
+	 * One line per sort at DEBUG1: which engine sorted, and the times of
+	 * the phases so far, which EXPLAIN ANALYZE shows only with its per-row
+	 * timing (TIMING), whose cost would be in them.  The GPU host's runs
+	 * (test/gpu/run.sh, test/gpu/pgbench.sh), the fuzzer's GPU mode and
+	 * the phase benchmarks (bench/phases.sh, bench/series.py and others)
+	 * read it.
 	 */
 	elog(DEBUG1, "gpusort: " INT64_FORMAT " records sorted by %s%s%s, %s%s%s in %d runs (load %.0f ms, encode %.0f ms, key build %.0f ms busy, sort %.0f ms, refine %.0f ms, check %.0f ms, comparators %.0f ms, spill %.0f ms, merge %.0f ms)",
 		 stats->records, stats->engine,

@@ -19,10 +19,10 @@
  * leave it at each step (sort_budget.c), not a fixed amount its caller
  * could know at begin.
  *
- * A node needs nothing of the module but this header: a parallel load's
- * workers form their tuples with gpusort_copy_slot_tuple (tuple_block.h),
- * as the sort's own load does, and the leader hands them in as
- * TupleBlocks.
+ * This header is the one interface of the sort module for the executor
+ * nodes.  A parallel load's workers form their tuples with
+ * gpusort_copy_slot_tuple (tuple_block.h), as the sort's own load does,
+ * and the leader hands them in as TupleBlocks.
  *
  * The sort module keeps its own statistics (sort_stats.h), timing each
  * phase itself, the load included; the node reads them with one call,

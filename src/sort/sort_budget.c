@@ -36,7 +36,7 @@
  * holds only if the server's total stays within the limit, and a sort
  * that gets less than it asked for grows no further, or writes a run.  A
  * batch grows its reservation in steps as it fills (sort.c), and the
- * chunks of a parallel load reserve before the workers may fill them
+ * blocks of a parallel load reserve before the workers may fill them
  * (nodeGpuSortLoad.c), so the counter never holds less than the memory,
  * and what a sort reserved and did not use goes back when it writes its
  * run or ends.  A backend that exits takes out what it still counts
@@ -67,6 +67,14 @@
  * give it back with the memory, and the count never leaks.  Parallel
  * workers are backends of their own: each has its own backend budget, and
  * counts in the server's.
+ *
+ * A sort (sort.c) and a parallel load (nodeGpuSortLoad.c) each take a
+ * share with budget_join, ask what is left with budget_available, reserve
+ * with budget_reserve and say what they hold with budget_hold; the load
+ * counts its query's workers with budget_count_workers, and sort.c reads
+ * the backend's budget (budget_total) for EXPLAIN.  The SQL functions
+ * (views.c) report the server's limit (budget_server_limit) and where the
+ * defaults come from (budget_describe_memory).
  *
  *-------------------------------------------------------------------------
  */

@@ -20,8 +20,9 @@
  * the cgroup's up to the mount counts.  "max" (v2) and v1's unlimited (the
  * largest page count, near 2^63) are no limit.
  *
- * Plain C, free of PostgreSQL: sort_budget.c calls it once per process,
- * and test/cgroup runs it on files of its own.
+ * Plain C, free of PostgreSQL: sort_budget.c calls cgroup_memory_limit
+ * once per process, and test/cgroup runs it, and the parser of a limit
+ * file's text (cgroup_memory_parse_limit), on files of its own.
  *
  *-------------------------------------------------------------------------
  */

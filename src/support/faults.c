@@ -5,8 +5,14 @@
  *
  * gpusort.inject_fault (superuser only) names one fault; faults.h lists
  * the syntax.  The check hook parses the value once, into a GpuSortFault
- * that the assign hook makes current, so the injection points themselves
- * cost one comparison when nothing is armed.
+ * that the assign hook makes current (gpusort_inject_fault_check,
+ * gpusort_inject_fault_assign: settings.c defines the setting with them),
+ * so the injection points themselves cost one comparison when nothing is
+ * armed.  The points: gpusort_fault_point, where each phase's error or
+ * delay strikes; gpusort_fault_arena_oom (batch_load.c) and
+ * gpusort_fault_cpu_alloc (engine_cpu.c), which fail an allocation; and
+ * gpusort_fault_gpu, the GPU fault that the GPU engine posts with its
+ * request.
  *
  * A delay sleeps in slices of at most 10 ms on the process latch and checks
  * for interrupts after each, so that pg_cancel_backend, statement_timeout

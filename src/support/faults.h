@@ -3,10 +3,12 @@
  * faults.h
  *	  Fault and delay injection points, for the reliability tests.
  *
- * Each stage of a sort calls gpusort_fault_point() as it enters its phase (the
- * node, before it returns the first tuple); what happens there (nothing, by
- * default) is decided by faults.c from the superuser-only setting
- * gpusort.inject_fault, whose value names one fault:
+ * Each stage of a sort calls gpusort_fault_point() in its phase: as it
+ * enters it, or, for the phases that run all along, again and again (the
+ * load every ENCODE_BATCH tuples and at each block of a parallel load, the
+ * emit in the node before every tuple it returns); what happens there
+ * (nothing, by default) is decided by faults.c from the superuser-only
+ * setting gpusort.inject_fault, whose value names one fault:
  *
  *	''  or 'none'		nothing (the default)
  *	'error:PHASE'		an ordinary ERROR as the sort enters PHASE

@@ -5,11 +5,10 @@
  *
  * A sort of 10M rows writes about a gigabyte of fresh memory: the tuple
  * arena, the tuple pointers, the order and the CPU engine's workspace.  Memory
- * fresh from the kernel is zeroed page by page on first touch, and profiles
- * show that zeroing as the largest single cost of loading the tuples (a third
- * of a CPU sort's time on a virtual machine): glibc hands blocks this large
- * back to the kernel with munmap when they are freed, so every sort pays for
- * it again.
+ * fresh from the kernel is zeroed page by page on first touch, the largest
+ * single cost of loading the tuples (bench/results/first-sort.md measures
+ * it), and glibc hands blocks this large back to the kernel with munmap when
+ * they are freed, so every sort would pay for it again.
  *
  * So the large blocks are mapped here, owned by a memory context (the sort's
  * context), and when that context is reset or deleted they go to a per-backend
@@ -21,7 +20,7 @@
  * larger request still finds it; it holds, and counts against its budget,
  * only what it asked for: the rest of the block stays MADV_FREE, as cache
  * the kernel may take (else a last batch served from the first batch's
- * blocks counted up to twice its arrays, over the sort's budget).  An array
+ * blocks would count up to twice its arrays, over the sort's budget).  An array
  * that doubles as it fills grows with hostmem_grow, which moves its pages
  * rather than copying them.
  *
@@ -29,21 +28,19 @@
  * (HOSTMEM_HUGE): the tuple arena, which the emit phase reads in sorted
  * order, the tuple pointers, which the gather reads so, and the CPU
  * engine's workspace, over which the radix passes scatter; with 4 kB pages
- * each of those accesses misses the TLB (2M rows on a 2-CPU virtual
- * machine: a warm sort an eighth slower with its arena in 4 kB pages, its
- * radix sort an eighth slower with its workspace so).  Arrays written and
- * read in order (the permutation, the sorted pointers and keys, the key
- * chunks) take 4 kB pages: huge pages gain them nothing, and cost more on
- * first touch where the host does not back the guest's free huge pages.
- * A virtual machine whose balloon reports free memory to the host (free
- * page reporting, in whole huge pages, seconds after they are freed) has
- * the host zero each huge page it takes too, at about 0.5 GB/s, while its
- * 4 kB pages, taken first from memory never reported, fault in at 2.5 GB/s.
- * A session's first sort finds no cached block and pays that for each huge
- * page; the arena's blocks, most of them, are faulted in ahead of their use
- * by the pool threads while the backend loads (batch_load.c).  The cache
- * keeps the two kinds of block apart, so that a warm sort's arena still
- * has huge pages.
+ * each of those accesses misses the TLB.  Arrays written and read in order
+ * (the permutation, the sorted pointers and keys, the key chunks) take
+ * 4 kB pages: huge pages gain them nothing, and cost more on first touch
+ * where the host does not back the guest's free huge pages.  A virtual
+ * machine whose balloon reports free memory to the host (free page
+ * reporting, in whole huge pages, seconds after they are freed) has the
+ * host zero each huge page it takes too, several times slower than its
+ * 4 kB pages, taken first from memory never reported, fault in
+ * (bench/results/first-sort.md).  A session's first sort finds no cached
+ * block and pays that for each huge page; the arena's blocks, most of
+ * them, are faulted in ahead of their use by the pool threads while the
+ * backend loads (batch_load.c).  The cache keeps the two kinds of block
+ * apart, so that a warm sort's arena still has huge pages.
  *
  * The blocks are not part of the owner's memory context (which cannot hold
  * foreign blocks), so pg_backend_memory_contexts does not count them;
@@ -54,6 +51,17 @@
  * The cache holds no PostgreSQL objects, only mappings, so it needs no
  * cleanup at transaction end; error recovery reaches it through the owning
  * context's reset callback like any other memory.
+ *
+ * What the others call:
+ *	- blocks, for a batch and the CPU and GPU engines: hostmem_alloc,
+ *	  hostmem_reserve (an array's room reserved whole), hostmem_grow,
+ *	  hostmem_free;
+ *	- the arena's blocks faulted in ahead (batch_load.c): hostmem_fresh,
+ *	  hostmem_populate;
+ *	- what is held: hostmem_owned, hostmem_peak_reset and hostmem_peak (a
+ *	  sort's peak, sort.c), hostmem_cached (views.c);
+ *	- hostmem_assign_cache_limit, the assign hook of gpusort.host_cache,
+ *	  which _PG_init hands to the settings.
  *
  *-------------------------------------------------------------------------
  */

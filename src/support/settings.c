@@ -4,7 +4,8 @@
  *	  The gpusort.* settings (settings.h): their variables, their
  *	  definitions and their check hooks.
  *
- * settings_init() runs from _PG_init (gpusort.c).  The GPU service's
+ * settings_init() runs from _PG_init (gpusort.c), which hands it host
+ * memory's assign hook of gpusort.host_cache.  The GPU service's
  * server-start settings are defined only while shared_preload_libraries
  * is processed: a library loaded later may not define them.
  *

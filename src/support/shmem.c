@@ -5,8 +5,9 @@
  *	  postmaster when gpusort is in shared_preload_libraries, laid out at
  *	  shared memory startup.
  *
- * The GPU service's own shared memory (its request table, staging slots
- * and devices) is reserved apart, by service_shmem.c.
+ * _PG_init calls gpusort_shmem_init, which does nothing unless gpusort is
+ * being preloaded.  The GPU service's own shared memory (its request
+ * table, staging slots and devices) is reserved apart, by service_shmem.c.
  *
  *-------------------------------------------------------------------------
  */

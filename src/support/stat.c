@@ -5,9 +5,10 @@
  *	  extension's shared memory (shmem.h), which the view gpusort_stat
  *	  shows (views.c).
  *
- * The sort module counts sorts and runs, the engines count fallbacks from
- * the GPU; the GPU service counts what it moved and how long requests
- * waited, in its own shared memory (service.h).
+ * The sort module counts sorts and runs (stat_count_sort, stat_count_run:
+ * sort.c), the engines count fallbacks from the GPU (stat_count_fallback:
+ * engine_chain.c, engine_gpu.c); the GPU service counts what it moved and
+ * how long requests waited, in its own shared memory (service.h).
  *
  *-------------------------------------------------------------------------
  */

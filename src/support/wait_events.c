@@ -2,7 +2,9 @@
  *
  * wait_events.c
  *	  The wait event a gpusort process shows in pg_stat_activity while it
- *	  waits for one of gpusort's own things (wait_events.h).
+ *	  waits for one of gpusort's own things (wait_events.h):
+ *	  gpusort_wait_event, which the GPU engine, the GPU service and an
+ *	  injected delay (faults.c) wait under.
  *
  * From 17 on each has a name of its own, registered on first use
  * (pg_wait_events lists it from then on); before 17 all are the generic
