@@ -823,7 +823,7 @@ if banned:
                 if p == readme and ln in words_lines:
                     continue
                 report(p, ln, "\"%s\": the word is %s (src/README:%d)" % (
-                    re.sub(r"\s+", " ", m.group(0)), word, no))
+                    " ".join(re.findall(r"\w+", m.group(0))), word, no))
 
 # 8. heads: a .c/.cu file's head comment names every function of it that
 # another file calls
