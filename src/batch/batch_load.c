@@ -25,7 +25,7 @@
  * tuple pointers take at once the room the batch expects (hostmem_reserve),
  * so that a warm sort finds them in the cache whole.
  *
- * A parallel load hands over its workers' tuples a block (a chunk of
+ * A parallel load hands over its workers' tuples a block (of
  * shared memory) at a time: batch_store_blocks() takes the arena space and
  * tuple slots of whole blocks in the backend, then the pool threads copy the
  * tuples, the backend helping, so that the leader, which moves every row

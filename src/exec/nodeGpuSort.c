@@ -20,12 +20,12 @@
  * the figures add up over the sorts, as they do for Sort.
  *
  * A parallel GpuSort (planner.c) has a Gather below it, and below that the
- * load node (nodeGpuSortLoad.c) that copies each worker's rows into chunks
+ * load node (nodeGpuSortLoad.c) that copies each worker's rows into blocks
  * of the query's shared memory.  Before the Gather starts, the node hands
- * the leader's load node its sort, which the load node moves the chunks
+ * the leader's load node its sort, which the load node moves the blocks
  * into.  Rows that come up through the Gather (a worker that found no
  * room) are put into the sort as a serial GpuSort puts them, and when the
- * Gather has ended the load node moves the chunks that are left.
+ * Gather has ended the load node moves the blocks that are left.
  *
  *-------------------------------------------------------------------------
  */

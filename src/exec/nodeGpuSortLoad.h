@@ -7,7 +7,7 @@
  *
  * The GpuSort above the Gather (nodeGpuSort.c) finds the leader's load
  * node below the Gather (gpusort_load_below, which also gives the load a
- * share of the backend's budget for the chunks in flight) and, before the
+ * share of the backend's budget for the blocks in flight) and, before the
  * Gather starts, gives it its sort (gpusort_load_start); the leader's load
  * moves the workers' rows into that sort while they scan, and once the
  * Gather has returned its last row, gpusort_load_finish moves what is

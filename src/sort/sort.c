@@ -74,7 +74,7 @@
 
 /*
  * What PostgreSQL's Sort holds for a row in memory beside the tuple: its
- * SortTuple (24 bytes), and the header of the tuple's memory chunk, in a
+ * SortTuple (24 bytes), and the header of the tuple's allocation, in a
  * generation context before 17 (24 bytes in 15, a MemoryChunk's 8 in 16)
  * and a bump context, which has none, from 17 on.
  */
@@ -735,7 +735,7 @@ gpusort_sort_puttuple(Sorter *state, MinimalTuple tuple)
 }
 
 /*
- * Put blocks of MinimalTuples (a parallel load's chunks), copied into the
+ * Put blocks of MinimalTuples (a parallel load's blocks), copied into the
  * arena by the pool threads (batch_load.c).  A batch without room for the
  * next block is spilled first.  Returns how many blocks were put, from the
  * first: one that even an empty batch cannot take stops it, and the caller

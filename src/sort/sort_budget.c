@@ -36,7 +36,7 @@
  * holds only if the server's total stays within the limit, and a sort
  * that gets less than it asked for grows no further, or writes a run.  A
  * batch grows its reservation in steps as it fills (sort.c), and the
- * chunks of a parallel load reserve before the workers may fill them
+ * blocks of a parallel load reserve before the workers may fill them
  * (nodeGpuSortLoad.c), so the counter never holds less than the memory,
  * and what a sort reserved and did not use goes back when it writes its
  * run or ends.  A backend that exits takes out what it still counts
