@@ -309,7 +309,7 @@ SET gpusort.threads = 2;
 SELECT gs_check('SELECT k, id FROM gs_spill_big ORDER BY k DESC, id', 2);
 SELECT gs_check('SELECT md5(id::text) COLLATE "C" AS s, id FROM gs_spill_big ORDER BY 1');
 SELECT runs > 1 AS spilled FROM spill_stats('SELECT md5(id::text) COLLATE "C" AS s, id FROM gs_spill_big ORDER BY 1');
--- such runs are written behind the load (gpusort.write_behind): a key
+-- such runs are written behind the load (gpusort.write_behind): a pool
 -- thread writes run i while the backend loads run i+1, which waits for it
 -- only when it has filled the room left beside it, as in the sorts above;
 -- the same order with the runs written by the backend
