@@ -32,9 +32,9 @@
  *
  * PHASE is load, encode, threads (the backend waits for pool threads that
  * still work), sort, resolve, spill, merge or emit.  A gpu_* value names
- * one of the CUDA engine's fault points (GsCudaFault, cuda/gscuda_faults.h,
+ * one of the CUDA side's fault points (GsCudaFault, cuda/gscuda_faults.h,
  * the one list of them), which the GPU engine posts with its request and
- * the GPU service arms in the CUDA engine.
+ * the GPU service arms in the CUDA side.
  *
  *-------------------------------------------------------------------------
  */
