@@ -282,7 +282,7 @@ key_layout_init(KeyLayout *layout, TupleDesc tupdesc, int ncols,
 	layout->max_bytes = Min(max_bytes, GPUSORT_MAX_KEY_BYTES);
 	layout->max_attno = 0;
 	layout->full_cols = 0;
-	layout->verify = false;
+	layout->libc_checked = false;
 	layout->costly_keys = false;
 
 	for (int c = 0; c < ncols; c++)
@@ -302,7 +302,7 @@ key_layout_init(KeyLayout *layout, TupleDesc tupdesc, int ncols,
 				varwidth = true;
 			fixed_bytes += col->value_bytes;
 			if (col->kind == KEY_TEXT && col->collate == COLLATE_LIBC)
-				layout->verify = true;
+				layout->libc_checked = true;
 			if (col->kind == KEY_TEXT && col->collate != COLLATE_BYTES)
 				layout->costly_keys = gpusort_key_overlap;
 		}
@@ -401,9 +401,11 @@ key_layout_describe(const KeyLayout *layout)
 	if (!layout->generic)
 		return layout->exact ? "exact" : "prefix";
 	if (layout->full_cols < layout->ncols)
-		return layout->verify ? "prefix, refined, libc-checked, comparator" :
+		return layout->libc_checked ?
+			"prefix, refined, libc-checked, comparator" :
 			"prefix, refined, comparator";
-	return layout->verify ? "prefix, refined, libc-checked" : "prefix, refined";
+	return layout->libc_checked ?
+		"prefix, refined, libc-checked" : "prefix, refined";
 }
 
 /* where a MinimalTuple's attribute data begins */

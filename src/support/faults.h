@@ -51,7 +51,7 @@ typedef enum GpuSortPhase
 	GPUSORT_PHASE_ENCODE,		/* building normalized keys */
 	GPUSORT_PHASE_THREADS,	/* waiting for pool threads that still work */
 	GPUSORT_PHASE_SORT,			/* the engine's sort */
-	GPUSORT_PHASE_RESOLVE,		/* resolve: refinement, comparators, verification */
+	GPUSORT_PHASE_RESOLVE,		/* refine, comparator pass, collation check */
 	GPUSORT_PHASE_SPILL,		/* writing a sorted run to a temporary file */
 	GPUSORT_PHASE_MERGE,		/* merge passes, before the first tuple */
 	GPUSORT_PHASE_EMIT			/* returning tuples */

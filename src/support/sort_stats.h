@@ -34,8 +34,8 @@ typedef struct GpuSortStats
 	int			refine_rounds;	/* refinement rounds (refine.c) */
 	int64		refined;		/* records sorted again, over all rounds */
 	bool		refined_on_gpu;
-	int64		checked_pairs;	/* adjacent pairs certified (libc) */
-	int64		repaired;		/* records the libc check moved */
+	int64		checked_pairs;	/* adjacent pairs checked (libc) */
+	int64		repaired;		/* records the collation check moved */
 	Size		memory;			/* peak host memory of a batch, bytes */
 	Size		budget;			/* gpusort.max_memory when the sort began */
 	bool		server_limited; /* gpusort.server_memory cut a batch short */
