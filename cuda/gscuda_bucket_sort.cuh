@@ -16,15 +16,15 @@
  *		 ("column-major" in the paper's figure 1);
  *	7.	 cub::DeviceScan::ExclusiveSum over that matrix gives each piece's
  *		 place in the output;
- *	8.	 relocate_kernel moves the pieces there (runs of consecutive records,
+ *	8.	 relocate_kernel moves the pieces there (ranges of consecutive records,
  *		 so the writes coalesce), and bucket_starts_kernel takes each
  *		 bucket's start from the scan;
  *	9.	 bucket_sort_kernel sorts each bucket in shared memory with the same
  *		 block sort and writes the indexes of the permutation.
  *
  * Records are ordered by (key, index), which makes them all distinct: the
- * splitters are records, so a run of equal keys is cut between buckets like
- * any other run, and a bucket holds at most n/B + n/SAMPLES' records
+ * splitters are records, so a tie range is cut between buckets like any
+ * other range of records, and a bucket holds at most n/B + n/SAMPLES' records
  * whatever the distribution (all-equal input included).  The block sorts
  * themselves only compare keys: tiles are loaded in index order, and a
  * bucket is the concatenation of its pieces in tile order, each piece

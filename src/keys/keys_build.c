@@ -814,8 +814,8 @@ key_inputs_identical_column(const KeyColumn *col, Datum a, Datum b)
 
 /*
  * Whether two records hold the very same key column values, byte for byte:
- * then they are equal under any collation, and a run of such records needs
- * no refinement however long its keys.
+ * then they are equal under any collation, and a tie range of such records
+ * needs no refinement however long its keys.
  */
 bool
 key_inputs_identical(const KeyLayout *layout,

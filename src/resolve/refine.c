@@ -20,8 +20,8 @@
  * of duplicates of a long string costs no rounds at all).  Ranges of
  * values longer than REFINE_MAX_VALUE_BYTES (KEY_LIBC_XFRM_MAX_BYTES under
  * a libc collation, whose keys transform no more of a string:
- * keys_build.c), and those left after MAX_REFINE_ROUNDS, go to the resolve
- * stage's comparators (resolve.c), as do ranges of equal full keys when
+ * keys_build.c), and those left after MAX_REFINE_ROUNDS, go to the
+ * comparator pass (resolve.c), as do ranges of equal full keys when
  * the full key stops before the last ORDER BY column.
  *
  * libc collations: keys hold strxfrm's output, and PostgreSQL does not

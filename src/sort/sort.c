@@ -880,10 +880,10 @@ gpusort_sort_performsort(Sorter *state)
 	stats->key_kind = key_layout_describe(layout);
 	stats->generic_keys = layout->generic;
 
-	/* gpusort_stat: one sort, by the engine of its last batch */
-	stat_count_sort(strncmp(stats->engine, "GPU", 3) == 0 ? STAT_ENGINE_GPU :
+	/* gpusort_stat: one sort, by what ordered its last batch */
+	stat_count_sort(strncmp(stats->engine, "GPU", 3) == 0 ? STAT_SORTED_GPU :
 					strncmp(stats->engine, "PostgreSQL", 10) == 0 ?
-					STAT_ENGINE_COMPARATORS : STAT_ENGINE_CPU,
+					STAT_SORTED_COMPARATORS : STAT_SORTED_CPU,
 					(uint64) stats->records);
 
 	/*

@@ -20,14 +20,15 @@
 typedef struct GpuSortStats
 {
 	int			sorts;			/* times the node sorted (rescans re-sort) */
-	char		engine[32];		/* "CPU", "GPU", "PostgreSQL comparators" */
+	char		engine[32];		/* Sort Engine: "CPU", "GPU", or what is no
+								 * engine, "PostgreSQL comparators" */
 	char		device[64];		/* the GPU's name; empty for the others */
 	char		algorithm[40];	/* the engine's algorithm */
 	char	   *fallback;		/* why not the GPU / why comparators, or NULL */
 	int			key_words;
 	bool		exact;			/* keys decide the order alone */
 	int64		records;
-	int64		resolved;		/* records in runs ordered by comparators */
+	int64		resolved;		/* records the comparators ordered */
 	const char *key_kind;		/* key_layout_describe() */
 	bool		generic_keys;	/* keys built by keys_build.c */
 	int			threads;		/* the pool's threads that built keys (generic path) */

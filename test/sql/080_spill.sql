@@ -230,7 +230,7 @@ SELECT gs_check('SELECT (k::numeric / 7) AS n, id FROM gs_fb ORDER BY 1, 2', 2);
 SELECT gs_check('SELECT f, s COLLATE "C" AS s, id FROM gs_fb ORDER BY 1 DESC, 2', 2);
 
 -- a batch that is one tie range (an array has no key), ordered by the
--- comparators on four columns: the resolve stage's scratch is the batch's
+-- comparators on four columns: the comparator pass's scratch is the batch's
 -- memory, within its budget, on every engine
 SELECT gs_check('SELECT ARRAY[k % 10] AS a, f, s COLLATE "C" AS s, id FROM gs_fb WHERE id <= 100000 ORDER BY 1, 2 DESC, 3, 4', 4);
 SELECT runs > 1 AS spilled, memory_kb <= budget_kb AS within_budget
