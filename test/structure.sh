@@ -791,20 +791,28 @@ for (f, p), no in sorted(allow_door.items()):
 banned = []            # (phrase, word, README line)
 words_lines = set()    # src/README's lines of the Words section, not searched
 entry = None
+more = False
 for no, line, section in readme_sections():
     if section != "Words":
         continue
     words_lines.add(no)
     # an entry: its word in the twelve columns after two spaces, then
-    # what it means
+    # what it means; a longer word is alone on its line
     if re.match(r"^  \S", line):
-        entry = line[2:14].strip()
+        entry = line[2:13].strip() if line[13:14] == " " and line[14:15].strip() else line.strip()
+    # "not: a, b," goes on to the next line after a comma
     m = re.match(r"^\s+not:\s*(.*)$", line)
+    if not m and more and entry:
+        m = re.match(r"^\s+(.*)$", line)
+    more = bool(m) and m.group(1).rstrip().endswith(",")
     if m and entry:
         for phrase in m.group(1).split(","):
             phrase = phrase.strip().rstrip(".")
             if phrase:
                 banned.append((phrase, entry, no))
+if verbose:
+    for phrase, word, no in banned:
+        print("banned: \"%s\" (%s, src/README:%d)" % (phrase, word, no), file=sys.stderr)
 if banned:
     places = sorted(set(glob.glob("src/**/*", recursive=True) + glob.glob("cuda/**/*", recursive=True) +
                         glob.glob("docs/**/*.md", recursive=True) + ["README.md"] +
