@@ -62,7 +62,10 @@
 #	  entry gives the words that must not name its idea, and none appears,
 #	  as whole words in any case (a phrase across a line break of a comment
 #	  too), in src/, cuda/, docs/, README.md or test/expected/ (EXPLAIN
-#	  output).  The Words section itself is not searched.
+#	  output).  The Words section itself is not searched.  An entry's
+#	  word stands in the twelve columns after two spaces, or alone on its
+#	  line where it is longer; a "not:" line that ends in a comma goes on
+#	  to the next.
 #  8. A .c/.cu file whose head comment (its first comment block) does not
 #	  name a function of it that another file of src/ or cuda/ calls, with
 #	  or without "()": the head says how the file fits, and its entry
