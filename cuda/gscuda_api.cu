@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * gscuda_api.cu
- *	  The C interface of the CUDA engine (gscuda_api.h): each extern "C"
+ *	  The C interface of the CUDA side (gscuda_api.h): each extern "C"
  *	  function checks its arguments, calls the layer below, and turns a
  *	  failure into a return code and a message in the caller's errbuf.
  *

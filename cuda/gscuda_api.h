@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * gscuda_api.h
- *	  C interface of the CUDA engine (the .cu files in cuda/), as seen from src/.
+ *	  C interface of the CUDA side (the .cu files in cuda/), as seen from src/.
  *
  * Its only caller in the extension is the GPU service (src/service/service_worker.c);
  * the kernel tests (test/gpu/kernel_test.cu) and the benchmarks

@@ -7,7 +7,7 @@
  * The block sort (BlockKeySort) sorts a tile or a bucket in shared memory
  * by rounds of 32-bit digits taken from the bits in which the block's keys
  * differ: one round when those bits decide the order (random keys, keys
- * of up to 32 varying bits), another for the runs of equal digits whose
+ * of up to 32 varying bits), another for the ranges of equal digits whose
  * keys differ further on.  Each round is a radix sort of 8-bit digits
  * ranked with cub::BlockRadixRankMatch, and only the digits and 16-bit
  * positions pass through shared memory, so wide keys cost little more than
@@ -133,9 +133,9 @@ next_set_bit(const uint64_t *diff, int from)
  * other in index order; if there are none (always when at most 32 bits
  * vary, and for random keys, where two records of a tile agree on 32
  * varying bits with a probability of about 1%), the block is sorted.
- * Otherwise each run of records with equal digits gets its number, and the
- * next round sorts every record by (run number, the next varying bits of
- * its key), as many bits as the run number leaves room for (at least 19).
+ * Otherwise each range of records with equal digits gets its number, and the
+ * next round sorts every record by (range number, the next varying bits of
+ * its key), as many bits as the range number leaves room for (at least 19).
  * Each round is stable over index order, so equal keys stay in index
  * order and the result is the (key, index) order.  A round moves on by at
  * least 19 bits, so there are at most 1 + (64N - 32) / 19 rounds (rounded
@@ -215,12 +215,12 @@ struct BlockKeySort
 
 	static_assert(TILE <= 65536, "positions are 16-bit");
 
-	/* a round's result in rank order, and each record's run number */
+	/* a round's result in rank order, and each record's range number */
 	struct Ranked
 	{
 		uint32_t	digits[TILE];
 		uint16_t	pos[TILE];
-		uint16_t	run_of[TILE];	/* by position */
+		uint16_t	range_of[TILE];	/* by position */
 	};
 
 	struct Storage
@@ -245,8 +245,8 @@ struct BlockKeySort
 	{
 		const int	t = threadIdx.x;
 		int			start,
-					run_bits = 0;
-		uint32_t	nruns = 1;
+					range_bits = 0;
+		uint32_t	nranges = 1;
 		uint32_t	digit[ITEMS];
 		uint16_t	at[ITEMS];
 
@@ -299,7 +299,7 @@ struct BlockKeySort
 
 		for (;;)
 		{
-			const int	width = DIGIT_BITS - run_bits;
+			const int	width = DIGIT_BITS - range_bits;
 			const int	next = start + width;
 			const bool	last_round = next_set_bit<N>(s.diff, next) >= 64 * N;
 			uint32_t	varying = key_bits<N>(s.diff, start, width);
@@ -307,10 +307,10 @@ struct BlockKeySort
 						end_bit;
 			bool		tie = false;
 
-			if (run_bits > 0)
-				varying |= ((1u << run_bits) - 1) << width;
+			if (range_bits > 0)
+				varying |= ((1u << range_bits) - 1) << width;
 
-			/* the digits: (run number, the next `width` bits of the key) */
+			/* the digits: (range number, the next `width` bits of the key) */
 #pragma unroll
 			for (int i = 0; i < ITEMS; i++)
 			{
@@ -322,12 +322,12 @@ struct BlockKeySort
 				if (p < valid)
 				{
 					digit[i] = key_bits<N>(keys[p].w, start, width);
-					if (run_bits > 0)
-						digit[i] |= (uint32_t) s.temp.ranked.run_of[p] << width;
+					if (range_bits > 0)
+						digit[i] |= (uint32_t) s.temp.ranked.range_of[p] << width;
 				}
 			}
 			diff_bit_range(varying, &begin_bit, &end_bit);
-			__syncthreads();	/* run_of shares memory with the radix sort */
+			__syncthreads();	/* range_of shares memory with the radix sort */
 			sort_digits(s.temp.radix, digit, at, begin_bit, end_bit);
 			if (last_round)
 				break;
@@ -353,30 +353,30 @@ struct BlockKeySort
 			if (!__syncthreads_or(tie))
 				break;
 
-			/* number the runs of equal digits in rank order */
+			/* number the ranges of equal digits in rank order */
 			{
-				uint32_t	run[ITEMS];
+				uint32_t	range[ITEMS];
 
 #pragma unroll
 				for (int i = 0; i < ITEMS; i++)
 				{
 					int			r = t * ITEMS + i;
 
-					run[i] = r < valid &&
+					range[i] = r < valid &&
 						(r == 0 || s.temp.ranked.digits[r] != s.temp.ranked.digits[r - 1]);
 				}
-				Scan(s.scan).InclusiveSum(run, run, nruns);
+				Scan(s.scan).InclusiveSum(range, range, nranges);
 #pragma unroll
 				for (int i = 0; i < ITEMS; i++)
 				{
 					int			r = t * ITEMS + i;
 
 					if (r < valid)
-						s.temp.ranked.run_of[s.temp.ranked.pos[r]] = (uint16_t) (run[i] - 1);
+						s.temp.ranked.range_of[s.temp.ranked.pos[r]] = (uint16_t) (range[i] - 1);
 				}
 			}
 			__syncthreads();
-			run_bits = 32 - __clz((int) (nruns - 1));
+			range_bits = 32 - __clz((int) (nranges - 1));
 			start = next_set_bit<N>(s.diff, next);
 		}
 

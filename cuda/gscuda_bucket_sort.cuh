@@ -16,15 +16,15 @@
  *		 ("column-major" in the paper's figure 1);
  *	7.	 cub::DeviceScan::ExclusiveSum over that matrix gives each piece's
  *		 place in the output;
- *	8.	 relocate_kernel moves the pieces there (runs of consecutive records,
+ *	8.	 relocate_kernel moves the pieces there (ranges of consecutive records,
  *		 so the writes coalesce), and bucket_starts_kernel takes each
  *		 bucket's start from the scan;
  *	9.	 bucket_sort_kernel sorts each bucket in shared memory with the same
  *		 block sort and writes the indexes of the permutation.
  *
  * Records are ordered by (key, index), which makes them all distinct: the
- * splitters are records, so a run of equal keys is cut between buckets like
- * any other run, and a bucket holds at most n/B + n/SAMPLES' records
+ * splitters are records, so a tie range is cut between buckets like any
+ * other range of records, and a bucket holds at most n/B + n/SAMPLES' records
  * whatever the distribution (all-equal input included).  The block sorts
  * themselves only compare keys: tiles are loaded in index order, and a
  * bucket is the concatenation of its pieces in tile order, each piece
@@ -49,7 +49,7 @@
  * from a sample of its records (bucket_samples_kernel,
  * pick_sub_splitters_kernel; see split_buckets); a count pass finds
  * each record's sub-bucket by binary search, keeps it (a byte a record)
- * and counts the records of each (sub-bucket, chunk); and a move pass,
+ * and counts the records of each (sub-bucket, slice); and a move pass,
  * after a scan of those counts, scatters the records stably (ranks by
  * sub-bucket number from cub::BlockRadixRankMatch) so that every
  * sub-bucket is contiguous and in its original order.  Sub-buckets are
@@ -69,7 +69,7 @@
  * gscuda_block_key_sort.cuh, the block sort (BlockKeySort, the block and tile
  * shape BucketShape and the device helpers they use);
  * gscuda_bucket_sort_kernels.cuh, the kernels named above and the structs they
- * share with the host (SplitBucket, SplitChunk); and this file, the host
+ * share with the host (SplitBucket, SplitSlice); and this file, the host
  * side: sizing (bucket_tile_records, choose_buckets, ...), the launches,
  * split_buckets, bucket_sort_tiles and bucket_sort_finish.  Each includes
  * the one before it; the engine's dispatch (gscuda_dispatch.cu) includes
@@ -295,7 +295,7 @@ split_buckets(const GsContext &ctx, Key<N> *bkeys, const uint32_t *bidx,
 {
 	constexpr size_t TILE = BucketShape<N>::TILE;
 	std::vector<SplitBucket> buckets;
-	std::vector<SplitChunk> chunks;
+	std::vector<SplitSlice> slices;
 	std::vector<uint32_t> sub_bucket,
 				sub_number,
 				unsplit_start,
@@ -328,10 +328,10 @@ split_buckets(const GsContext &ctx, Key<N> *bkeys, const uint32_t *bidx,
 		b.nsamples = (uint32_t) std::min((size_t) size, nsub * GS_SPLIT_OVERSAMPLING);
 		b.first_splitter = nsplitters;
 		b.first_count = ncounts;
-		b.nchunks = div_up(size, TILE);
+		b.nslices = div_up(size, TILE);
 		b.compact = compact;
-		for (uint32_t c = 0; c < b.nchunks; c++)
-			chunks.push_back({(uint32_t) buckets.size(), c, (uint32_t) (start + c * TILE),
+		for (uint32_t c = 0; c < b.nslices; c++)
+			slices.push_back({(uint32_t) buckets.size(), c, (uint32_t) (start + c * TILE),
 							  (uint32_t) std::min((size_t) size - c * TILE, TILE)});
 		for (uint32_t q = 0; q < b.nsub; q++)
 		{
@@ -340,7 +340,7 @@ split_buckets(const GsContext &ctx, Key<N> *bkeys, const uint32_t *bidx,
 		}
 		nsamples += b.nsamples;
 		nsplitters += b.nsub - 1;
-		ncounts += b.nsub * b.nchunks;
+		ncounts += b.nsub * b.nslices;
 		compact += size;
 		buckets.push_back(b);
 	}
@@ -349,7 +349,7 @@ split_buckets(const GsContext &ctx, Key<N> *bkeys, const uint32_t *bidx,
 	{
 		size_t		nsubs = sub_bucket.size();
 		DevBuf<SplitBucket> dbuckets(ctx.mem, buckets.size());
-		DevBuf<SplitChunk> dchunks(ctx.mem, chunks.size());
+		DevBuf<SplitSlice> dslices(ctx.mem, slices.size());
 		DevBuf<uint32_t> samples(ctx.mem, nsamples);
 		DevBuf<uint32_t> sorted_samples(ctx.mem, nsamples);
 		DevBuf<uint32_t> dsubs(ctx.mem, 2 * nsubs);
@@ -368,7 +368,7 @@ split_buckets(const GsContext &ctx, Key<N> *bkeys, const uint32_t *bidx,
 		GS_CHECK(cudaMemcpyAsync(dbuckets.get(), buckets.data(),
 								 buckets.size() * sizeof(SplitBucket),
 								 cudaMemcpyHostToDevice, ctx.stream));
-		GS_CHECK(cudaMemcpyAsync(dchunks.get(), chunks.data(), chunks.size() * sizeof(SplitChunk),
+		GS_CHECK(cudaMemcpyAsync(dslices.get(), slices.data(), slices.size() * sizeof(SplitSlice),
 								 cudaMemcpyHostToDevice, ctx.stream));
 		GS_CHECK(cudaMemcpyAsync(dsubs.get(), sub_bucket.data(), 2 * nsubs * sizeof(uint32_t),
 								 cudaMemcpyHostToDevice, ctx.stream));
@@ -381,8 +381,8 @@ split_buckets(const GsContext &ctx, Key<N> *bkeys, const uint32_t *bidx,
 			dbuckets.get(), sorted_samples.get(), bkeys, bidx, sub_keys.get(), sub_idx.get());
 		check_launch(ctx, "pick_sub_splitters_kernel");
 
-		split_count_kernel<N><<<(unsigned) chunks.size(), GS_SPLIT_THREADS, 0, ctx.stream>>>(
-			bkeys, bidx, dbuckets.get(), dchunks.get(), sub_keys.get(), sub_idx.get(),
+		split_count_kernel<N><<<(unsigned) slices.size(), GS_SPLIT_THREADS, 0, ctx.stream>>>(
+			bkeys, bidx, dbuckets.get(), dslices.get(), sub_keys.get(), sub_idx.get(),
 			sub_of.get(), counts.get());
 		check_launch(ctx, "split_count_kernel");
 		GS_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, counts.get(), offs.get(),
@@ -391,8 +391,8 @@ split_buckets(const GsContext &ctx, Key<N> *bkeys, const uint32_t *bidx,
 		GS_CHECK(cub::DeviceScan::ExclusiveSum(scan_temp.get(), scan_bytes, counts.get(),
 											   offs.get(), ncounts, ctx.stream));
 		check_launch(ctx, "cub::DeviceScan::ExclusiveSum");
-		split_move_kernel<N><<<(unsigned) chunks.size(), GS_SPLIT_THREADS, 0, ctx.stream>>>(
-			bkeys, bidx, dbuckets.get(), dchunks.get(), sub_of.get(), offs.get(), tkeys, perm);
+		split_move_kernel<N><<<(unsigned) slices.size(), GS_SPLIT_THREADS, 0, ctx.stream>>>(
+			bkeys, bidx, dbuckets.get(), dslices.get(), sub_of.get(), offs.get(), tkeys, perm);
 		check_launch(ctx, "split_move_kernel");
 		sub_bucket_bounds_kernel<<<div_up(nsubs, 256), 256, 0, ctx.stream>>>(
 			dbuckets.get(), dsubs.get(), dsubs.get() + nsubs, nsubs, counts.get(), offs.get(),

@@ -18,7 +18,7 @@
  * gscuda_block_key_sort.cuh (BlockKeySort); the others are searches, scans and
  * moves of their own.
  *
- * SplitBucket and SplitChunk describe the second level's work:
+ * SplitBucket and SplitSlice describe the second level's work:
  * split_buckets() (gscuda_bucket_sort.cuh) fills them on the host and the split
  * kernels read them.  GS_MAX_BUCKETS and GS_MAX_SUBBUCKETS are here since
  * they size the kernels' shared memory; the host sizes the buckets by
@@ -279,16 +279,16 @@ struct SplitBucket
 	uint32_t	first_sample;	/* its samples in the sample arrays */
 	uint32_t	nsamples;
 	uint32_t	first_splitter; /* its nsub-1 sub-splitters in sub_keys/sub_idx */
-	uint32_t	first_count;	/* its nsub x nchunks counts, sub-bucket-major */
-	uint32_t	nchunks;
+	uint32_t	first_count;	/* its nsub x nslices counts, sub-bucket-major */
+	uint32_t	nslices;
 	uint32_t	compact;		/* records of the split buckets before it */
 };
 
 /* A block's share of a split bucket: at most a tile of records. */
-struct SplitChunk
+struct SplitSlice
 {
 	uint32_t	bucket;			/* index into the SplitBucket array */
-	uint32_t	ordinal;		/* chunk number within the bucket */
+	uint32_t	ordinal;		/* slice number within the bucket */
 	uint32_t	start;
 	uint32_t	len;
 };
@@ -326,29 +326,29 @@ pick_sub_splitters_kernel(const SplitBucket *buckets, const uint32_t *sorted,
 	}
 }
 
-/* Threads of a split_count_kernel or split_move_kernel block (a chunk is a tile of records). */
+/* Threads of a split_count_kernel or split_move_kernel block (a slice: TILE records of a bucket). */
 #define GS_SPLIT_THREADS 512
 
 static_assert(GS_MAX_SUBBUCKETS <= 256 && GS_MAX_SUBBUCKETS <= GS_SPLIT_THREADS,
 			  "a sub-bucket number is one byte (one 8-bit digit), and a count one per thread");
 
 /*
- * The sub-bucket bytes of a chunk's records (sub_of holds a byte for each
+ * The sub-bucket bytes of a slice's records (sub_of holds a byte for each
  * record of the split buckets, by its position among them).
  */
 template <typename Byte>
 __device__ __forceinline__ Byte *
-chunk_sub_bytes(Byte *sub_of, const SplitBucket &bucket, const SplitChunk &chunk)
+slice_sub_bytes(Byte *sub_of, const SplitBucket &bucket, const SplitSlice &slice)
 {
-	return sub_of + bucket.compact + (chunk.start - bucket.start);
+	return sub_of + bucket.compact + (slice.start - bucket.start);
 }
 
 /*
- * Second level, the count pass over one chunk: each record's sub-bucket,
+ * Second level, the count pass over one slice: each record's sub-bucket,
  * into sub_of (a byte a record, by position among the split buckets'
  * records, so that the move need not search again), and the number of
  * records per sub-bucket into counts (sub-bucket-major, a column per
- * chunk).
+ * slice).
  *
  * Two blocks per SM: the binary searches are chains of dependent loads,
  * and more warps hide them (H100, 100M one-word records: split phase 3.17
@@ -357,7 +357,7 @@ chunk_sub_bytes(Byte *sub_of, const SplitBucket &bucket, const SplitChunk &chunk
 template <int N>
 __global__ void __launch_bounds__(GS_SPLIT_THREADS, 2)
 split_count_kernel(const Key<N> *keys, const uint32_t *idx, const SplitBucket *buckets,
-				   const SplitChunk *chunks, const Key<N> *sub_keys, const uint32_t *sub_idx,
+				   const SplitSlice *slices, const Key<N> *sub_keys, const uint32_t *sub_idx,
 				   uint8_t *sub_of, uint32_t *counts)
 {
 	constexpr int THREADS = GS_SPLIT_THREADS;
@@ -373,11 +373,11 @@ split_count_kernel(const Key<N> *keys, const uint32_t *idx, const SplitBucket *b
 	__shared__ Key<N> spl_keys[GS_MAX_SUBBUCKETS - 1];
 	__shared__ uint32_t spl_idx[GS_MAX_SUBBUCKETS - 1];
 	__shared__ uint32_t hist[GS_MAX_SUBBUCKETS];
-	const SplitChunk chunk = chunks[blockIdx.x];
-	const SplitBucket bucket = buckets[chunk.bucket];
+	const SplitSlice slice = slices[blockIdx.x];
+	const SplitBucket bucket = buckets[slice.bucket];
 	const int	t = threadIdx.x;
 	const int	nspl = (int) bucket.nsub - 1;
-	uint8_t    *chunk_sub_of = chunk_sub_bytes(sub_of, bucket, chunk);
+	uint8_t    *slice_sub_of = slice_sub_bytes(sub_of, bucket, slice);
 	int			span = 1;
 
 	static_assert(ITEMS % GROUP == 0, "groups divide a thread's records");
@@ -407,10 +407,10 @@ split_count_kernel(const Key<N> *keys, const uint32_t *idx, const SplitBucket *b
 			int			p = warp_striped_position<ITEMS>(t, g + j);
 
 			found[j] = 0;
-			if (p < (int) chunk.len)
+			if (p < (int) slice.len)
 			{
-				k[j] = keys[chunk.start + p];
-				ki[j] = idx[chunk.start + p];
+				k[j] = keys[slice.start + p];
+				ki[j] = idx[slice.start + p];
 			}
 		}
 		for (int step = span >> 1; step > 0; step >>= 1)
@@ -428,7 +428,7 @@ split_count_kernel(const Key<N> *keys, const uint32_t *idx, const SplitBucket *b
 		for (int j = 0; j < GROUP; j++)
 		{
 			int			p = warp_striped_position<ITEMS>(t, g + j);
-			const bool	real = p < (int) chunk.len;
+			const bool	real = p < (int) slice.len;
 
 			/*
 			 * A warp's records are consecutive ones of the bucket, mostly
@@ -438,18 +438,18 @@ split_count_kernel(const Key<N> *keys, const uint32_t *idx, const SplitBucket *b
 			unsigned	same = __match_any_sync(0xFFFFFFFFu, real ? found[j] : -1);
 
 			if (real)
-				chunk_sub_of[p] = (uint8_t) found[j];
+				slice_sub_of[p] = (uint8_t) found[j];
 			if (real && (t & 31) == __ffs(same) - 1)
 				atomicAdd(&hist[found[j]], (uint32_t) __popc(same));
 		}
 	}
 	__syncthreads();
 	for (int b = t; b < (int) bucket.nsub; b += THREADS)
-		counts[bucket.first_count + (size_t) b * bucket.nchunks + chunk.ordinal] = hist[b];
+		counts[bucket.first_count + (size_t) b * bucket.nslices + slice.ordinal] = hist[b];
 }
 
 /*
- * Second level, the move of one chunk: its records to out_keys/out_idx, at
+ * Second level, the move of one slice: its records to out_keys/out_idx, at
  * the same positions as in keys/idx but grouped by sub-bucket (sub_of, from
  * the count pass, says which), keeping their order within each (offs: the
  * exclusive scan of the counts).  The records are ranked by sub-bucket in
@@ -461,7 +461,7 @@ split_count_kernel(const Key<N> *keys, const uint32_t *idx, const SplitBucket *b
 template <int N>
 __global__ void __launch_bounds__(GS_SPLIT_THREADS, 2)
 split_move_kernel(const Key<N> *keys, const uint32_t *idx, const SplitBucket *buckets,
-				  const SplitChunk *chunks, const uint8_t *sub_of, const uint32_t *offs,
+				  const SplitSlice *slices, const uint8_t *sub_of, const uint32_t *offs,
 				  Key<N> *out_keys, uint32_t *out_idx)
 {
 	constexpr int THREADS = GS_SPLIT_THREADS;
@@ -479,10 +479,10 @@ split_move_kernel(const Key<N> *keys, const uint32_t *idx, const SplitBucket *bu
 			uint8_t		sub[TILE];
 		}			by_rank;
 	}			temp;
-	const SplitChunk chunk = chunks[blockIdx.x];
-	const SplitBucket bucket = buckets[chunk.bucket];
+	const SplitSlice slice = slices[blockIdx.x];
+	const SplitBucket bucket = buckets[slice.bucket];
 	const int	t = threadIdx.x;
-	const uint8_t *chunk_sub_of = chunk_sub_bytes(sub_of, bucket, chunk);
+	const uint8_t *slice_sub_of = slice_sub_bytes(sub_of, bucket, slice);
 	uint32_t	sub[ITEMS];
 	int			rank[ITEMS];
 	int			first_rank[RankMatch::BINS_TRACKED_PER_THREAD];
@@ -493,7 +493,7 @@ split_move_kernel(const Key<N> *keys, const uint32_t *idx, const SplitBucket *bu
 		int			p = warp_striped_position<ITEMS>(t, i);
 
 		/* padding: sub-bucket 0, ranked but never moved */
-		sub[i] = p < (int) chunk.len ? chunk_sub_of[p] : 0;
+		sub[i] = p < (int) slice.len ? slice_sub_of[p] : 0;
 	}
 
 	/*
@@ -520,15 +520,15 @@ split_move_kernel(const Key<N> *keys, const uint32_t *idx, const SplitBucket *bu
 		int			r = i * THREADS + t;
 		int			p = temp.by_rank.pos[r];
 
-		if (p < (int) chunk.len)
+		if (p < (int) slice.len)
 		{
 			uint32_t	b = temp.by_rank.sub[r];
 			size_t		dest = (size_t) bucket.start - bucket.compact +
-				offs[bucket.first_count + (size_t) b * bucket.nchunks + chunk.ordinal] +
+				offs[bucket.first_count + (size_t) b * bucket.nslices + slice.ordinal] +
 				(r - first[b]);
 
-			out_keys[dest] = keys[chunk.start + p];
-			out_idx[dest] = idx[chunk.start + p];
+			out_keys[dest] = keys[slice.start + p];
+			out_idx[dest] = idx[slice.start + p];
 		}
 	}
 }
@@ -544,8 +544,8 @@ sub_bucket_bounds_kernel(const SplitBucket *buckets, const uint32_t *sub_bucket,
 	if (q < nsubs)
 	{
 		const SplitBucket bucket = buckets[sub_bucket[q]];
-		size_t		first = bucket.first_count + (size_t) sub_number[q] * bucket.nchunks;
-		size_t		last = first + bucket.nchunks - 1;
+		size_t		first = bucket.first_count + (size_t) sub_number[q] * bucket.nslices;
+		size_t		last = first + bucket.nslices - 1;
 		uint32_t	bias = bucket.start - bucket.compact;
 
 		seg_start[q] = bias + offs[first];

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * gscuda_common.cuh
- *	  What every part of the CUDA engine shares: the record key type, the
+ *	  What every part of the CUDA side shares: the record key type, the
  *	  composite (key, index) order, error reporting, waiting for the GPU,
  *	  launch helpers, and the device memory account that enforces a sort's
  *	  memory limit and injects faults.

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * gscuda_device.cu
- *	  Per-process state of the CUDA engine (declared in gscuda_device.cuh):
+ *	  Per-process state of the CUDA side (declared in gscuda_device.cuh):
  *	  device start-up and selection, the lost-context state, fault arming,
  *	  and the pinned host memory cache.
  *

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * gscuda_device.cuh
- *	  Per-process state of the CUDA engine: the devices opened, the current
+ *	  Per-process state of the CUDA side: the devices opened, the current
  *	  one, a lost context, the fault armed for the next sort, and the cache
  *	  of pinned host memory.
  *

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * gscuda_dispatch.cu
- *	  Algorithm dispatch of the CUDA engine (declared in gscuda_dispatch.cuh):
+ *	  Algorithm dispatch of the CUDA side (declared in gscuda_dispatch.cuh):
  *	  the choice between the bucket sort and the radix sort, their memory
  *	  needs, and the one place where their kernels are instantiated.
  *

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * gscuda_dispatch.cuh
- *	  Algorithm dispatch of the CUDA engine: which algorithm sorts, what it
+ *	  Algorithm dispatch of the CUDA side: which algorithm sorts, what it
  *	  costs in device memory, and the run-time key width turned into the
  *	  kernels' template argument.
  *

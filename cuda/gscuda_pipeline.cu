@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * gscuda_pipeline.cu
- *	  The sort pipeline of the CUDA engine (declared in gscuda_pipeline.cuh):
+ *	  The sort pipeline of the CUDA side (declared in gscuda_pipeline.cuh):
  *	  a sort's stream, pinned chunk buffers, chunk uploads, device arrays
  *	  and memory limits, the presorted check, finish and statistics.
  *

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * gscuda_pipeline.cuh
- *	  The sort pipeline of the CUDA engine: one GsCudaSort from its first
+ *	  The sort pipeline of the CUDA side: one GsCudaSort from its first
  *	  chunk to its permutation, as the C interface (gscuda_api.cu) drives it.
  *
  * Each function here is the body of the gscuda_sort_* function of the same

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * gscuda_presort.cuh
- *	  The presorted check of the CUDA engine: a scan of the records as they
+ *	  The presorted check of the CUDA side: a scan of the records as they
  *	  arrive, and the permutation of input found already in order.
  *
  * presort_scan() looks at a range of records as chunks arrive: whether each

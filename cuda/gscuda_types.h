@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * gscuda_types.h
- *	  The types and limits of the CUDA engine that its C interface
+ *	  The types and limits of the CUDA side that its C interface
  *	  (gscuda_api.h) and its lowest layer (gscuda_common.cuh) share.
  *
  * The C interface declares its functions over these; every layer of the

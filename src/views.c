@@ -53,10 +53,10 @@ static const char *const fallback_names[NUM_SERVICE_FALLBACKS] = {
 	[FALLBACK_CANCELLED] = "cancelled",
 };
 
-static const char *const engine_names[NUM_STAT_ENGINES] = {
-	[STAT_ENGINE_GPU] = "GPU",
-	[STAT_ENGINE_CPU] = "CPU",
-	[STAT_ENGINE_COMPARATORS] = "PostgreSQL comparators",
+static const char *const sorted_by_names[NUM_STAT_SORTED] = {
+	[STAT_SORTED_GPU] = "GPU",
+	[STAT_SORTED_CPU] = "CPU",
+	[STAT_SORTED_COMPARATORS] = "PostgreSQL comparators",
 };
 
 /*
@@ -148,8 +148,8 @@ gpusort_backend_memory(PG_FUNCTION_ARGS)
 
 /*
  * gpusort_stat(): counters since the server started, one row per figure,
- * (what, detail, value): sorts and rows by engine, fallbacks by reason,
- * bytes moved to and from the GPUs, GPU time, time spent queued, runs
+ * (what, detail, value): sorts and rows by what ordered them, fallbacks by
+ * reason, bytes moved to and from the GPUs, GPU time, time spent queued, runs
  * written because of each memory budget; as "now", the requests open,
  * the staging slots in use, and the host memory all GpuSorts hold against
  * gpusort.server_memory (0: no limit) at this moment; and, as "peak", the
@@ -178,10 +178,10 @@ gpusort_stat(PG_FUNCTION_ARGS)
 	if (shared == NULL || svc == NULL)
 		PG_RETURN_VOID();
 
-	for (int i = 0; i < NUM_STAT_ENGINES; i++)
-		STAT_ROW("sorts", engine_names[i], pg_atomic_read_u64(&shared->sorts[i]));
-	for (int i = 0; i < NUM_STAT_ENGINES; i++)
-		STAT_ROW("rows", engine_names[i], pg_atomic_read_u64(&shared->rows[i]));
+	for (int i = 0; i < NUM_STAT_SORTED; i++)
+		STAT_ROW("sorts", sorted_by_names[i], pg_atomic_read_u64(&shared->sorts[i]));
+	for (int i = 0; i < NUM_STAT_SORTED; i++)
+		STAT_ROW("rows", sorted_by_names[i], pg_atomic_read_u64(&shared->rows[i]));
 	for (int i = 0; i < NUM_SERVICE_FALLBACKS; i++)
 		STAT_ROW("fallbacks", fallback_names[i], pg_atomic_read_u64(&shared->fallbacks[i]));
 	STAT_ROW("bytes", "to GPU", pg_atomic_read_u64(&svc->bytes_to_gpu));

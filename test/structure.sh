@@ -4,8 +4,10 @@
 # test/structure.sh
 #	  Structure check of the C and CUDA sources (src/, cuda/): exported
 #	  functions nothing outside their file uses, macros nothing uses,
-#	  circles of includes or of calls between files, and calls up the
-#	  order of src/README.
+#	  circles of includes or of calls between files, calls up the order
+#	  of src/README or up its layers, the sort module's door, the words
+#	  src/README bans, and heads that do not name their file's entry
+#	  points.
 #
 # What it checks.  Each violation is one line, "file:line: what", and the
 # exit status is 1 if there is any (0 if none, 2 if it could not run):
@@ -44,13 +46,40 @@
 #	  that no one file owns (engine.h) stands where its idea does, above
 #	  the files that include it to implement it.  A .c file the list leaves
 #	  out is a violation too.
+#  5. A file that includes or calls a file of a layer above its own: the
+#	  layers are src/README's "Folders, in order", top down (the module's
+#	  src/gpusort.c and src/views.c, then plan/, exec/, sort/ ... support/),
+#	  and cuda/ is below them all.  A header's includes are its own here,
+#	  and an interface header (engine.h) is of its folder's layer.  cuda/'s
+#	  headers are included from service/ and support/faults.h alone.  A
+#	  folder of src/ the list leaves out is a violation too.
+#  6. An executor node (src/exec/node*.c/.h) that includes a header of
+#	  sort/, runs/, batch/, resolve/, engine/, service/ or keys/ other than
+#	  sort/sort.h: the sort module has one door, as tuplesort.h is
+#	  PostgreSQL's.  support/'s headers and exec/'s own are the node's to
+#	  include.
+#  7. A word that src/README's "Words" bans: a "not: a, b" line under an
+#	  entry gives the words that must not name its idea, and none appears,
+#	  as whole words in any case (a phrase across a line break of a comment
+#	  too), in src/, cuda/, docs/, README.md or test/expected/ (EXPLAIN
+#	  output).  The Words section itself is not searched.  An entry's
+#	  word stands in the twelve columns after two spaces, or alone on its
+#	  line where it is longer; a "not:" line that ends in a comma goes on
+#	  to the next.
+#  8. A .c/.cu file whose head comment (its first comment block) does not
+#	  name a function of it that another file of src/ or cuda/ calls, with
+#	  or without "()": the head says how the file fits, and its entry
+#	  points are how.
 #
 # Why: an exported function that only its file uses widens the interface
 # between files for nothing; a macro nothing uses is dead text that is
 # still read and kept true; and a circle between files means that neither
 # can be understood, changed or tested without the other, as a call up
-# src/README's list is a stage that reaches back into one before it.  The
-# compiler finds none of these.
+# src/README's list is a stage that reaches back into one before it, or
+# up a layer.  A second way into the sort module is a second contract to
+# keep; two words for one idea, or one word for two, make a reader
+# wonder which is meant; and a head that leaves out what others call
+# does not say how its file fits.  The compiler finds none of these.
 #
 # How: lexically, in python3 alone (no ctags, no clang, no compiler), which
 # is enough for PostgreSQL's style.  Comments, strings and character
@@ -80,11 +109,15 @@
 # ("include circle N (its files): A -> B: the example", at the example's
 # line), so that each line says where one link of the circle starts.
 #
-# What must stay all the same goes into test/structure.allow (none today),
-# one entry a line, "function NAME reason" or "macro NAME reason", "#"
-# starting a comment: a function PostgreSQL or a tool finds by a name this
-# check cannot see, a macro that a PostgreSQL or system header reads
-# (_GNU_SOURCE).
+# What must stay all the same goes into test/structure.allow, one entry a
+# line, "#" starting a comment: "function NAME reason" or "macro NAME
+# reason" (a function PostgreSQL or a tool finds by a name this check
+# cannot see, a macro that a PostgreSQL or system header reads:
+# _GNU_SOURCE), "door FILE HEADER reason" (a node's include past sort.h,
+# check 6, while it is being removed; an entry that allows nothing is a
+# violation), "heads pending reason" (check 8's findings are printed on
+# stderr as warnings, not violations, while heads are being brought up to
+# date).
 #
 # Usage: test/structure.sh [-v]; -v adds, on stderr, each header's owner,
 # every definition, declaration and call edge found, and the functions that
@@ -382,8 +415,11 @@ for f in TREE + OUTSIDE:
             s.defines.append((m.group(1), ln, m.group(3) if m.group(2) else " " + m.group(3)))
     files[f] = s
 
-# the allow-list: "function NAME  reason" / "macro NAME  reason" / "call A B" / "include A B"
+# the allow-list: "function NAME reason", "macro NAME reason", "door FILE
+# HEADER reason", "heads pending reason"
 allow = {"function": set(), "macro": set()}
+allow_door = {}        # (file, header) -> line of its entry
+heads_pending = False
 allow_file = "test/structure.allow"
 if os.path.exists(allow_file):
     with open(allow_file) as fh:
@@ -392,10 +428,16 @@ if os.path.exists(allow_file):
             if not line:
                 continue
             parts = line.split()
-            if len(parts) < 3 or parts[0] not in allow:
-                print("%s:%d: an entry is \"function|macro NAME reason\"" % (allow_file, no))
+            if parts[0] in allow and len(parts) >= 3:
+                allow[parts[0]].add(parts[1])
+            elif parts[0] == "door" and len(parts) >= 4:
+                allow_door[(os.path.normpath(parts[1]), os.path.normpath(parts[2]))] = no
+            elif parts[:2] == ["heads", "pending"] and len(parts) >= 3:
+                heads_pending = True
+            else:
+                print("%s:%d: an entry is \"function|macro NAME reason\", \"door FILE HEADER reason\" "
+                      "or \"heads pending reason\"" % (allow_file, no))
                 sys.exit(2)
-            allow[parts[0]].add(parts[1])
 
 # transitive includes (a file sees itself)
 def closure(f, seen=None):
@@ -673,6 +715,154 @@ if os.path.exists(readme):
                     f, ln, what = graph[a][b]
                     report(f, ln, "%s %s, listed above it in src/README (line %d, %s at %d): %s" % (
                         kind, b, listed[b], a, listed[a], what))
+
+# the layers: src/README's "Folders, in order", top down; the module's
+# files (src/*.c) above them, cuda/ below them all
+layers = [""]
+readme_lines = open(readme).read().split("\n") if os.path.exists(readme) else []
+def readme_sections():
+    """(line number, line, its section) of src/README: a section is the
+    line above a "-----" underline"""
+    section = None
+    for no, line in enumerate(readme_lines, 1):
+        if no < len(readme_lines) and re.match(r"^-{3,}\s*$", readme_lines[no]):
+            section = line.strip()
+        yield no, line, section
+for no, line, section in readme_sections():
+    if section == "Folders, in order":
+        m = re.match(r"^([a-z]+)/: ", line)
+        if m and m.group(1) not in layers:
+            layers.append(m.group(1))
+layers.append("cuda")
+
+def layer(f):
+    parts = f.split("/")
+    if parts[0] == "cuda":
+        return "cuda"
+    return parts[1] if len(parts) > 2 else ""
+def layer_name(l):
+    return l + "/" if l else "the module"
+def rank(f):
+    l = layer(f)
+    return layers.index(l) if l in layers else None
+
+# 5. layers: a file includes or calls only files of its own folder and of
+# the folders below it; cuda/'s headers are included from service/ and
+# support/faults.h alone
+CUDA_DOORS = ("src/service/",)
+CUDA_DOOR_FILES = ("src/support/faults.h",)
+for f in TREE:
+    if f.startswith("src/") and rank(f) is None:
+        report(f, 1, "in folder %s, which src/README's \"Folders, in order\" does not list" % layer_name(layer(f)))
+        continue
+    for ln, p in files[f].includes:
+        if p not in files or files[p].outside or rank(p) is None:
+            continue
+        if rank(p) < rank(f):
+            report(f, ln, "includes %s of layer %s, above layer %s" % (p, layer_name(layer(p)), layer_name(layer(f))))
+        elif layer(p) == "cuda" and f.startswith("src/") and \
+                not f.startswith(CUDA_DOORS) and f not in CUDA_DOOR_FILES:
+            report(f, ln, "includes %s of cuda/, which only service/ and support/faults.h include" % p)
+    for b in sorted(calls.get(f, {})):
+        if rank(b) is not None and rank(b) < rank(f):
+            _, ln, what = calls[f][b]
+            report(f, ln, "calls %s of layer %s, above layer %s: %s" % (
+                b, layer_name(layer(b)), layer_name(layer(f)), what))
+
+# 6. doors: an executor node (exec/node*) reaches the sort module and the
+# layers below it through sort/sort.h alone; support/ and exec/ are its own
+DOOR = "src/sort/sort.h"
+BEHIND_DOOR = ("sort", "runs", "batch", "resolve", "engine", "service", "keys")
+door_used = set()
+for f in TREE:
+    if not re.match(r"src/exec/node\w*\.[ch]$", f):
+        continue
+    for ln, p in files[f].includes:
+        if p == DOOR or p not in files or layer(p) not in BEHIND_DOOR:
+            continue
+        if (f, p) in allow_door:
+            door_used.add((f, p))
+            continue
+        report(f, ln, "includes %s: a node reaches the sort module only through %s" % (p, DOOR))
+for (f, p), no in sorted(allow_door.items()):
+    if (f, p) not in door_used:
+        report(allow_file, no, "door %s %s allows nothing: %s does not include it" % (f, p, f))
+
+# 7. the glossary: src/README's "Words" gives, under an entry, "not: a, b"
+# the words banned for its idea; none appears (whole words, any case) in
+# src/, cuda/, docs/, README.md or test/expected/
+banned = []            # (phrase, word, README line)
+words_lines = set()    # src/README's lines of the Words section, not searched
+entry = None
+more = False
+for no, line, section in readme_sections():
+    if section != "Words":
+        continue
+    words_lines.add(no)
+    # an entry: its word in the twelve columns after two spaces, then
+    # what it means; a longer word is alone on its line
+    if re.match(r"^  \S", line):
+        entry = line[2:13].strip() if line[13:14] == " " and line[14:15].strip() else line.strip()
+    # "not: a, b," goes on to the next line after a comma
+    m = re.match(r"^\s+not:\s*(.*)$", line)
+    if not m and more and entry:
+        m = re.match(r"^\s+(.*)$", line)
+    more = bool(m) and m.group(1).rstrip().endswith(",")
+    if m and entry:
+        for phrase in m.group(1).split(","):
+            phrase = phrase.strip().rstrip(".")
+            if phrase:
+                banned.append((phrase, entry, no))
+if verbose:
+    for phrase, word, no in banned:
+        print("banned: \"%s\" (%s, src/README:%d)" % (phrase, word, no), file=sys.stderr)
+if banned:
+    places = sorted(set(glob.glob("src/**/*", recursive=True) + glob.glob("cuda/**/*", recursive=True) +
+                        glob.glob("docs/**/*.md", recursive=True) + ["README.md"] +
+                        glob.glob("test/expected/*.out")))
+    places = [p for p in places if os.path.isfile(p) and not p.endswith((".o", ".so", ".bc"))]
+    pats = [(re.compile(r"(?<!\w)" + r"[\s*/#-]+".join(re.escape(w) for w in phrase.split()) + r"(?!\w)",
+                        re.IGNORECASE), phrase, word, no) for phrase, word, no in banned]
+    for p in places:
+        try:
+            text = open(p, encoding="utf-8").read()
+        except (UnicodeDecodeError, OSError):
+            continue
+        for pat, phrase, word, no in pats:
+            for m in pat.finditer(text):
+                ln = text.count("\n", 0, m.start()) + 1
+                if p == readme and ln in words_lines:
+                    continue
+                report(p, ln, "\"%s\": the word is %s (src/README:%d)" % (
+                    " ".join(re.findall(r"\w+", m.group(0))), word, no))
+
+# 8. heads: a .c/.cu file's head comment names every function of it that
+# another file calls
+heads_found = []
+for f in TREE:
+    if is_header(f):
+        continue
+    raw = open(f, encoding="utf-8", errors="replace").read()
+    m = re.match(r"\s*(/\*.*?\*/)", raw, re.S)
+    head = m.group(1) if m else ""
+    callers = {}
+    for g in TREE:
+        if g == f:
+            continue
+        for name in fuses[g]:
+            if any(df == f for df, _ in visible(g, name)):
+                callers.setdefault(name, []).append(g)
+    for name in sorted(callers):
+        if not re.search(r"(?<!\w)%s(?!\w)" % re.escape(name), head):
+            by = callers[name]
+            heads_found.append((f, 1, "head of %s does not name %s(), which %s" % (
+                f, name, by[0] + " calls" if len(by) == 1 else
+                "%s and %d other file%s call" % (by[0], len(by) - 1, "s" if len(by) > 2 else ""))))
+if heads_pending:
+    for f, ln, what in heads_found:
+        print("warning: %s:%d: %s" % (f, ln, what), file=sys.stderr)
+else:
+    violations.extend(heads_found)
 
 if verbose:
     for line in notes:

@@ -15,7 +15,7 @@
  * set by sort.c from what the budgets granted it (sort_budget.c), is
  * checked by the load against batch_memory(), which counts everything the
  * batch will need to sort what it holds (tuple pointers, keys, the order,
- * the CPU engine's workspace, the resolve stage's scratch), so that the
+ * the CPU engine's workspace, the comparator pass's scratch), so that the
  * sort that follows stays within the limit too.
  *
  * What the others call:
@@ -164,7 +164,7 @@ batch_memory(SortBatch *batch, size_t n, Size more)
 		bytes += gs_cpu_radix_workspace(n, words);
 
 	/*
-	 * Inexact keys: the resolve stage's scratch is freed before the sorted
+	 * Inexact keys: the comparator pass's scratch is freed before the sorted
 	 * pointers and keys counted above are allocated (batch_sort.c), so only
 	 * what it takes beyond them counts.
 	 */
@@ -263,7 +263,7 @@ batch_give_up_keys(SortBatch *batch, const char *why)
 	batch->comparator_sort = true;
 }
 
-/* The resolve stage's view of the sort, over the given tuples. */
+/* Resolve's view of the sort, over the given tuples. */
 void
 batch_init_compare(SortBatchShared *sh, CompareContext *res, MinimalTuple *tuples)
 {

@@ -131,7 +131,7 @@ typedef struct SortBatch
 	EngineChain chain;			/* chain.engine has the keys */
 	size_t		nencoded;		/* records whose keys are in the engine */
 	size_t		nsubmitted;		/* records in submitted chunks */
-	bool		loaded_by_blocks;	/* a parallel load's chunks went in: keys
+	bool		loaded_by_blocks;	/* a parallel load's blocks went in: keys
 									 * are encoded as chunks of records fill */
 	bool		comparator_sort;	/* keys given up: comparators order it */
 

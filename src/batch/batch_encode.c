@@ -343,7 +343,7 @@ batch_start_engine(SortBatch *batch)
  * the pool threads and the backend together, rather than by the backend
  * between reading rows (reading is the backend's own work, which threads
  * cannot share).  Smaller inputs are encoded as they are read.  A batch
- * loaded by blocks (a parallel load's chunks, which the workers read) is
+ * loaded by blocks (a parallel load's blocks, which the workers read) is
  * encoded by the threads as each whole chunk of records arrives: the
  * leader waits for the copies anyway, and the keys are then ready when
  * the workers' input ends.

@@ -43,7 +43,7 @@
  * Order what the engine's keys left equal: on the fixed path, tie ranges of
  * equal inexact keys go to the comparators; on the generic path, tie ranges of
  * equal prefixes are refined on further key bytes, what the full keys leave
- * equal goes to the comparators, and libc order is certified.  If refinement
+ * equal goes to the comparators, and libc order is checked.  If refinement
  * or the check cannot be done (an engine or key building failed), the keys are
  * given up and the comparators order the batch.
  */
@@ -110,14 +110,14 @@ resolve_order(SortBatch *batch, uint32 *perm)
 	stats->resolved += resolved;
 	stats->resolve_ms += gpusort_elapsed_ms(start);
 
-	if (batch->sh->layout.verify)
+	if (batch->sh->layout.libc_checked)
 	{
 		INSTR_TIME_SET_CURRENT(start);
-		if (!gpusort_certify_libc_order(&rc, perm, batch->ntuples, ties, nties,
-										&why))
+		if (!gpusort_check_collation(&rc, perm, batch->ntuples, ties, nties,
+									 &why))
 		{
 			MemoryContextDelete(refinecxt);
-			batch_give_up_keys(batch, psprintf("order check failed: %s", why));
+			batch_give_up_keys(batch, psprintf("collation check failed: %s", why));
 			return;
 		}
 		stats->check_ms += gpusort_elapsed_ms(start);
@@ -200,9 +200,10 @@ gather_sorted(SortBatch *batch, const uint32 *perm, bool keep_keys)
 
 	/*
 	 * The keys order a merge where they follow PostgreSQL's order wherever
-	 * they differ: not libc collation keys, which only a check certifies.
+	 * they differ: not libc collation keys, whose order only the collation
+	 * check vouches for.
 	 */
-	batch->keys_order = keep_keys && !batch->sh->layout.verify;
+	batch->keys_order = keep_keys && !batch->sh->layout.libc_checked;
 	if (batch->tuples)
 		hostmem_free(batch->tuples, batch->maxtuples * sizeof(MinimalTuple));
 	batch->tuples = NULL;

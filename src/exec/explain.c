@@ -8,11 +8,11 @@
  * Without ANALYZE the node shows its Sort Key exactly as a Sort node would
  * (COLLATE, DESC, USING and NULLS decorations included), so a plan reads
  * the same with and without gpusort apart from the node's name.  With
- * ANALYZE it adds what the sort did: the engine (GPU, CPU, or PostgreSQL's
- * comparators), the GPU's name and the algorithm (one line in TEXT, three
+ * ANALYZE it adds what the sort did: the engine (GPU, CPU) or PostgreSQL's
+ * comparators, the GPU's name and the algorithm (one line in TEXT, three
  * properties in the formats that programs read), why the GPU was not used
  * when it was not, the key width, the records and how many of them the
- * resolve stage ordered by comparators, the memory budget and the peak of a
+ * comparators ordered, the memory budget and the peak of a
  * batch, whether the server's budget cut a batch short, the runs written to
  * temporary files, merge passes and disk used (as Sort reports its external
  * merge), and the time of each phase.  Every item goes through

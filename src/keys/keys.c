@@ -27,6 +27,8 @@
  * 16-byte ones.
  *
  * What the others call:
+ *	- key_column_has_key, for the planner, which leaves a Sort whose first
+ *	  column has no encoding to PostgreSQL;
  *	- the layout: key_layout_init and key_layout_describe (sort.c, the
  *	  latter for EXPLAIN), key_layout_place (batch_encode.c);
  *	- the fixed path's keys: key_encode_tuple (the backend: the load, the
@@ -307,7 +309,7 @@ key_layout_init(KeyLayout *layout, TupleDesc tupdesc, int ncols,
 	layout->max_bytes = Min(max_bytes, GPUSORT_MAX_KEY_BYTES);
 	layout->max_attno = 0;
 	layout->full_cols = 0;
-	layout->verify = false;
+	layout->libc_checked = false;
 	layout->costly_keys = false;
 
 	for (int c = 0; c < ncols; c++)
@@ -327,7 +329,7 @@ key_layout_init(KeyLayout *layout, TupleDesc tupdesc, int ncols,
 				varwidth = true;
 			fixed_bytes += col->value_bytes;
 			if (col->kind == KEY_TEXT && col->collate == COLLATE_LIBC)
-				layout->verify = true;
+				layout->libc_checked = true;
 			if (col->kind == KEY_TEXT && col->collate != COLLATE_BYTES)
 				layout->costly_keys = gpusort_key_overlap;
 		}
@@ -426,9 +428,11 @@ key_layout_describe(const KeyLayout *layout)
 	if (!layout->generic)
 		return layout->exact ? "exact" : "prefix";
 	if (layout->full_cols < layout->ncols)
-		return layout->verify ? "prefix, refined, libc-checked, comparator" :
+		return layout->libc_checked ?
+			"prefix, refined, libc-checked, comparator" :
 			"prefix, refined, comparator";
-	return layout->verify ? "prefix, refined, libc-checked" : "prefix, refined";
+	return layout->libc_checked ?
+		"prefix, refined, libc-checked" : "prefix, refined";
 }
 
 /* where a MinimalTuple's attribute data begins */

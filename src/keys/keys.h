@@ -85,7 +85,7 @@ typedef enum KeyTextSource
 typedef enum KeyCollate
 {
 	COLLATE_BYTES,				/* C / POSIX: the bytes themselves */
-	COLLATE_LIBC,				/* strxfrm_l, then verified with strcoll_l */
+	COLLATE_LIBC,				/* strxfrm_l, then checked with strcoll_l */
 	COLLATE_ICU					/* ICU sort keys */
 } KeyCollate;
 
@@ -162,7 +162,8 @@ typedef struct KeyLayout
 	int			full_cols;		/* leading columns the full key encodes */
 	int			exact_cols;		/* leading columns the prefix alone decides */
 	bool		exact;			/* the prefix decides the order alone */
-	bool		verify;			/* a libc collation: check the result */
+	bool		libc_checked;	/* a libc collation: the collation check
+								 * follows the sort (Key Kind) */
 	bool		costly_keys;	/* libc or ICU collation keys: build them
 								 * while loading (gpusort.key_overlap) */
 	AttrNumber	max_attno;		/* deform the scan tuple up to here */
@@ -175,6 +176,12 @@ typedef struct KeyLayout
 	KeyAttr    *attrs;			/* attributes 1 .. max_attno, for
 								 * key_deform_inputs() */
 } KeyLayout;
+
+/*
+ * Records per key chunk: the unit of encoding, of transfer to the GPU
+ * service and of pipelining, which the engines and the service share.
+ */
+#define GPUSORT_CHUNK_RECORDS	((size_t) 1 << 17)
 
 /*
  * Where the keys of a sort live: chunks of chunk_records keys each, record

@@ -290,7 +290,7 @@ put_libc_primary(KeyBuildContext *ctx, KeySink *s, const KeyColumn *col,
  * milliseconds.  A string's beginning orders it wherever the beginnings
  * differ, which is nearly always and is all that a prefix and the few
  * refinement rounds of a libc sort use (refine.c); the strcoll check after
- * the sort certifies, and repairs, the order where it does not.
+ * the sort checks, and repairs, the order where it does not.
  */
 static bool
 put_libc_text(KeyBuildContext *ctx, KeySink *s, const KeyColumn *col,
@@ -691,7 +691,7 @@ key_build_span(KeyBuildContext *ctx, const Datum *values, const bool *isnull,
 /*
  * Compare two records on the full key's columns, as PostgreSQL would:
  * libc-collated text with strcoll_l and strcmp to break ties (what
- * varstr_cmp does), every other column by its encoding.  Used to certify
+ * varstr_cmp does), every other column by its encoding.  Used to check
  * the sorted order where strxfrm decided it.
  */
 bool
@@ -823,8 +823,8 @@ key_inputs_identical_column(const KeyColumn *col, Datum a, Datum b)
 
 /*
  * Whether two records hold the very same key column values, byte for byte:
- * then they are equal under any collation, and a run of such records needs
- * no refinement however long its keys.
+ * then they are equal under any collation, and a tie range of such records
+ * needs no refinement however long its keys.
  */
 bool
 key_inputs_identical(const KeyLayout *layout,

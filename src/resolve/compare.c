@@ -3,7 +3,7 @@
  * compare.c
  *	  PostgreSQL's own comparators (SortSupport) over a sort's tuples, on
  *	  every ORDER BY column in order: what decides where the normalized
- *	  keys cannot, in the resolve stage (resolve.c, refine.c) and in the
+ *	  keys cannot, in resolve (resolve.c, refine.c) and in the
  *	  merges of runs (run_merge.c, run_merge_window.c).
  *
  * Tuples are compared tuple against tuple (compare_tuples: the comparator

@@ -2,8 +2,8 @@
  *
  * compare.h
  *	  PostgreSQL's comparators over a sort's tuples (compare.c): the order
- *	  that the keys leave undecided, for the resolve stage (resolve.c,
- *	  refine.c) and for the merges of runs.
+ *	  that the keys leave undecided, for resolve (resolve.c, refine.c) and
+ *	  for the merges of runs.
  *
  *-------------------------------------------------------------------------
  */

@@ -2,8 +2,9 @@
  *
  * refine.c
  *	  After the prefix sort of a generic layout: refining ranges of equal
- *	  prefixes on the following key bytes (gpusort_refine), and certifying
- *	  libc order (gpusort_certify_libc_order); batch_sort.c calls both.
+ *	  prefixes on the following key bytes (gpusort_refine), and the
+ *	  collation check of libc order (gpusort_check_collation); batch_sort.c
+ *	  calls both.
  *
  * The engine sorts only the first gpusort.key_width bytes of each full key
  * (keys.h).  Records whose prefixes are equal form ranges in the sorted
@@ -21,15 +22,15 @@
  * of duplicates of a long string costs no rounds at all).  Ranges of
  * values longer than REFINE_MAX_VALUE_BYTES (KEY_LIBC_XFRM_MAX_BYTES under
  * a libc collation, whose keys transform no more of a string:
- * keys_build.c), and those left after MAX_REFINE_ROUNDS, go to the resolve
- * stage's comparators (resolve.c), as do ranges of equal full keys when
+ * keys_build.c), and those left after MAX_REFINE_ROUNDS, go to the
+ * comparator pass (resolve.c), as do ranges of equal full keys when
  * the full key stops before the last ORDER BY column.
  *
  * libc collations: keys hold strxfrm's output, and PostgreSQL does not
  * trust glibc's strxfrm to agree with strcoll.  So every adjacent pair of
  * the sorted result is compared with strcoll_l and strcmp for ties, which
  * is what PostgreSQL's varstr_cmp calls, in the pool threads (a sorted
- * sequence is certified by its n - 1 adjacent pairs).  A pair found out of
+ * sequence is checked by its n - 1 adjacent pairs).  A pair found out of
  * order is confirmed with PostgreSQL's own comparator, and the order is
  * repaired: records of bad pairs are taken out, the rest is checked again
  * at each seam, and the records taken out are sorted by the comparators
@@ -127,7 +128,7 @@ static void
 classify_range(RefineContext *rc, const uint32 *perm, TieRangeList *settled,
 			 TieRangeList *pending, size_t start, size_t len)
 {
-	size_t		max_bytes = rc->layout->verify ?
+	size_t		max_bytes = rc->layout->libc_checked ?
 		KEY_LIBC_XFRM_MAX_BYTES : REFINE_MAX_VALUE_BYTES;
 
 	if (range_is_identical(rc, perm, start, len))
@@ -261,7 +262,8 @@ gpusort_refine(RefineContext *rc, const SortEngine *sorted, uint32 *perm, size_t
 		size_t		j;
 
 		CHECK_FOR_INTERRUPTS();
-		if (rc->rounds == (rc->layout->verify ? MAX_LIBC_REFINE_ROUNDS : MAX_REFINE_ROUNDS))
+		if (rc->rounds == (rc->layout->libc_checked ?
+						   MAX_LIBC_REFINE_ROUNDS : MAX_REFINE_ROUNDS))
 		{
 			/* keys this long are left to the comparators, from column 0 */
 			for (size_t r = 0; r < pending.n; r++)
@@ -337,23 +339,23 @@ gpusort_refine(RefineContext *rc, const SortEngine *sorted, uint32 *perm, size_t
 }
 
 /* ---------------------------------------------------------------------
- * Certifying libc order
+ * The collation check
  * ---------------------------------------------------------------------
  */
 
-typedef struct CertifyPairs
+typedef struct CheckPairs
 {
 	const KeyInputs *inputs;
 	const uint32 *perm;
 	bool	   *bad;			/* bad[i]: perm[i] > perm[i + 1] */
 	const bool *resolved;		/* resolved[i]: the comparators ordered the
 								 * pair, or NULL */
-} CertifyPairs;
+} CheckPairs;
 
 static bool
-certify_pairs(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+check_pairs(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 {
-	CertifyPairs *cp = (CertifyPairs *) arg;
+	CheckPairs *cp = (CheckPairs *) arg;
 
 	for (size_t i = from; i < to; i++)
 	{
@@ -393,7 +395,7 @@ compare_for_repair(const void *a, const void *b, void *arg)
  * Repair perm, whose adjacent pairs flagged in bad are out of order.  The
  * records of bad pairs are taken out; walking the rest, each record is
  * compared with the last one kept where they were not adjacent before (a
- * pair that was adjacent is certified already), and taken out too with it
+ * pair that was adjacent is checked already), and taken out too with it
  * when out of order.  What is kept is then sorted; the records taken out
  * are sorted by the comparators and merged in by binary search.
  */
@@ -493,11 +495,11 @@ repair_order(RefineContext *rc, uint32 *perm, size_t n, const bool *bad)
  * against their neighbours outside like any other.
  */
 bool
-gpusort_certify_libc_order(RefineContext *rc, uint32 *perm, size_t n,
-						   const TieRange *ties, size_t nties, char **why)
+gpusort_check_collation(RefineContext *rc, uint32 *perm, size_t n,
+						const TieRange *ties, size_t nties, char **why)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(rc->cxt);
-	CertifyPairs cp;
+	CheckPairs	cp;
 	bool		any_bad = false;
 	bool	   *resolved = NULL;
 	size_t		nresolved = 0;
@@ -523,7 +525,7 @@ gpusort_certify_libc_order(RefineContext *rc, uint32 *perm, size_t n,
 	cp.resolved = resolved;
 	cp.bad = MemoryContextAllocExtended(CurrentMemoryContext, n,
 										MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	threadpool_parallel_for(rc->pool, certify_pairs, &cp, n - 1, TASK_GRAIN * 2);
+	threadpool_parallel_for(rc->pool, check_pairs, &cp, n - 1, TASK_GRAIN * 2);
 	if (threadpool_failure(rc->pool))
 	{
 		*why = pstrdup(threadpool_failure(rc->pool));

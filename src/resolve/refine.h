@@ -2,7 +2,7 @@
  *
  * refine.h
  *	  After the prefix sort of a generic layout: refining tie ranges of equal
- *	  prefixes on the following key bytes, and certifying libc order.
+ *	  prefixes on the following key bytes, and checking libc order.
  *
  *-------------------------------------------------------------------------
  */
@@ -30,14 +30,14 @@ typedef struct RefineContext
 	int			rounds;
 	int64		refined;		/* record-rounds sorted on further bytes */
 	bool		rounds_on_gpu;
-	int64		checked_pairs;	/* adjacent pairs certified (libc) */
+	int64		checked_pairs;	/* adjacent pairs checked (libc) */
 	int64		repaired;		/* records moved by the repair */
 } RefineContext;
 
 extern bool gpusort_refine(RefineContext *rc, const SortEngine *sorted, uint32 *perm,
 						   size_t n, TieRange **ranges, size_t *nranges, char **why);
-extern bool gpusort_certify_libc_order(RefineContext *rc, uint32 *perm, size_t n,
-									   const TieRange *ties, size_t nties,
-									   char **why);
+extern bool gpusort_check_collation(RefineContext *rc, uint32 *perm, size_t n,
+									const TieRange *ties, size_t nties,
+									char **why);
 
 #endif							/* GPUSORT_REFINE_H */

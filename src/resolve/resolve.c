@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * resolve.c
- *	  The resolve stage: after the engine has sorted the records by key,
+ *	  Resolve's comparator pass: after the engine has sorted records by key,
  *	  each tie range (records with equal keys, contiguous in the sorted
  *	  result) is ordered with PostgreSQL's own comparators (SortSupport),
  *	  where the keys do not decide the order alone.
@@ -25,7 +25,7 @@
  *
  * On the generic path (keys_build.c), refinement (refine.c) leaves tie
  * ranges of records whose full keys are equal; where the full key stops
- * short of the last ORDER BY column, this stage orders them on the
+ * short of the last ORDER BY column, this pass orders them on the
  * columns after.  The comparators themselves are compare.c's, which the
  * merges of runs use too; the comparator sort (batch keys given up) is
  * batch_sort.c's.
@@ -325,10 +325,10 @@ resolve_next_tie_range(const uint8 *ties, size_t n, size_t *start)
 }
 
 /*
- * The resolve stage of the fixed path: each tie range of equal inexact
+ * The comparator pass of the fixed path: each tie range of equal inexact
  * keys in the engine's sorted result perm[0 .. n-1], known equal on the
  * columns the key holds whole; *resolved counts the records of such ranges,
- * *scratch the most memory the stage took.
+ * *scratch the most memory the pass took.
  */
 void
 resolve_sorted(CompareContext *res, ThreadPool *pool, const SortEngine *engine,

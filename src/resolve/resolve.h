@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * resolve.h
- *	  The resolve stage: ordering the tie ranges that inexact keys leave,
+ *	  Resolve's comparator pass: ordering the tie ranges inexact keys leave,
  *	  with PostgreSQL's comparators (resolve.c).
  *
  *-------------------------------------------------------------------------
@@ -40,7 +40,7 @@ extern void resolve_tie_ranges(CompareContext *res, uint32 *perm,
 							   int64 *resolved, Size *scratch);
 
 /*
- * The most the resolve stage takes beside the batch, a record: a tie
+ * The most the comparator pass takes beside the batch, a record: a tie
  * range's item and its compared columns' datums (a range can be the whole
  * batch, every column compared, the first twice where it is abbreviated),
  * and a byte for the equal neighbours.  batch_memory() (batch.c) counts it

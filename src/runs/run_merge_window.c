@@ -27,7 +27,7 @@
  *	   position), as the serial merge orders them, so the output is the same
  *	   and no record not read yet can come before the window's last one.
  *	3. Merge: the window is split into ranges at records of its largest
- *	   input (splitters), each input cut by a binary search, and each key
+ *	   input (splitters), each input cut by a binary search, and each pool
  *	   thread merges a range with a tree of losers, copying its tuples,
  *	   decoded, into the window's output at places computed beforehand
  *	   from the records' lengths.  Tuples of the batch in memory are not

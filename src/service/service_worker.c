@@ -47,7 +47,7 @@
  * GPU's own concurrency (streams) carries the overlap.
  *
  * It behaves as PostgreSQL's own auxiliary processes do.  Between passes
- * and, through the CUDA engine's wait hook, while it waits for a GPU, it
+ * and, through the CUDA side's wait hook, while it waits for a GPU, it
  * absorbs ProcSignal barriers (DROP DATABASE, DROP TABLESPACE, ALTER
  * DATABASE SET TABLESPACE and their replay on a standby wait until every
  * process has) and answers pg_log_backend_memory_contexts(); it reloads its
@@ -78,8 +78,8 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
-#include "engine/engine.h"
 #include "keys/key_order.h"
+#include "keys/keys.h"
 #include "service/service.h"
 #include "support/compat.h"
 #include "support/settings.h"
@@ -142,7 +142,7 @@ service_absorb_interrupts(void)
 }
 
 /*
- * The CUDA engine's wait hook: called between polls while the service waits
+ * The CUDA side's wait hook: called between polls while the service waits
  * for a GPU's copies or kernels.  The wait shows as GpuSortServiceGpu; a
  * barrier is absorbed within the poll interval however long the sort; a
  * shutdown gives the wait up.  The sleep is short, since most waits are for

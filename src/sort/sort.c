@@ -81,7 +81,7 @@
 
 /*
  * What PostgreSQL's Sort holds for a row in memory beside the tuple: its
- * SortTuple (24 bytes), and the header of the tuple's memory chunk, in a
+ * SortTuple (24 bytes), and the header of the tuple's allocation, in a
  * generation context before 17 (24 bytes in 15, a MemoryChunk's 8 in 16)
  * and a bump context, which has none, from 17 on.
  */
@@ -742,7 +742,7 @@ gpusort_sort_puttuple(Sorter *state, MinimalTuple tuple)
 }
 
 /*
- * Put blocks of MinimalTuples (a parallel load's chunks), copied into the
+ * Put blocks of MinimalTuples (a parallel load's blocks), copied into the
  * arena by the pool threads (batch_load.c).  A batch without room for the
  * next block is spilled first.  Returns how many blocks were put, from the
  * first: one that even an empty batch cannot take stops it, and the caller
@@ -887,10 +887,10 @@ gpusort_sort_performsort(Sorter *state)
 	stats->key_kind = key_layout_describe(layout);
 	stats->generic_keys = layout->generic;
 
-	/* gpusort_stat: one sort, by the engine of its last batch */
-	stat_count_sort(strncmp(stats->engine, "GPU", 3) == 0 ? STAT_ENGINE_GPU :
+	/* gpusort_stat: one sort, by what ordered its last batch */
+	stat_count_sort(strncmp(stats->engine, "GPU", 3) == 0 ? STAT_SORTED_GPU :
 					strncmp(stats->engine, "PostgreSQL", 10) == 0 ?
-					STAT_ENGINE_COMPARATORS : STAT_ENGINE_CPU,
+					STAT_SORTED_COMPARATORS : STAT_SORTED_CPU,
 					(uint64) stats->records);
 
 	/*

@@ -34,9 +34,9 @@
  *
  * PHASE is load, encode, threads (the backend waits for pool threads that
  * still work), sort, resolve, spill, merge or emit.  A gpu_* value names
- * one of the CUDA engine's fault points (GsCudaFault, cuda/gscuda_faults.h,
+ * one of the CUDA side's fault points (GsCudaFault, cuda/gscuda_faults.h,
  * the one list of them), which the GPU engine posts with its request and
- * the GPU service arms in the CUDA engine.
+ * the GPU service arms in the CUDA side.
  *
  *-------------------------------------------------------------------------
  */
@@ -53,7 +53,7 @@ typedef enum GpuSortPhase
 	GPUSORT_PHASE_ENCODE,		/* building normalized keys */
 	GPUSORT_PHASE_THREADS,	/* waiting for pool threads that still work */
 	GPUSORT_PHASE_SORT,			/* the engine's sort */
-	GPUSORT_PHASE_RESOLVE,		/* resolve: refinement, comparators, verification */
+	GPUSORT_PHASE_RESOLVE,		/* refine, comparator pass, collation check */
 	GPUSORT_PHASE_SPILL,		/* writing a sorted run to a temporary file */
 	GPUSORT_PHASE_MERGE,		/* merge passes, before the first tuple */
 	GPUSORT_PHASE_EMIT			/* returning tuples */

@@ -7,7 +7,7 @@
  * It holds the host memory all GpuSorts hold against
  * gpusort.server_memory (sort_budget.c), the sorts whose pool threads run
  * (threadpool.c), and the counters of the view gpusort_stat (stat.c),
- * with what they count (ServiceFallback, StatEngineKind), so that stat.c
+ * with what they count (ServiceFallback, StatSortedBy), so that stat.c
  * reads them here and shmem.c needs nothing of it.
  * It exists only when gpusort is in shared_preload_libraries; loaded any
  * other way, gpusort_shared stays NULL and there is no server budget, no
@@ -37,14 +37,14 @@ typedef enum ServiceFallback
 	NUM_SERVICE_FALLBACKS
 } ServiceFallback;
 
-/* The engine that ordered a sort. */
-typedef enum StatEngineKind
+/* What ordered a sort: an engine, or PostgreSQL's comparators. */
+typedef enum StatSortedBy
 {
-	STAT_ENGINE_GPU = 0,
-	STAT_ENGINE_CPU,
-	STAT_ENGINE_COMPARATORS,
-	NUM_STAT_ENGINES
-} StatEngineKind;
+	STAT_SORTED_GPU = 0,
+	STAT_SORTED_CPU,
+	STAT_SORTED_COMPARATORS,
+	NUM_STAT_SORTED
+} StatSortedBy;
 
 typedef struct GpuSortShared
 {
@@ -57,8 +57,8 @@ typedef struct GpuSortShared
 	pg_atomic_uint32 sorts_with_threads;
 
 	/* counters (gpusort_stat) */
-	pg_atomic_uint64 sorts[NUM_STAT_ENGINES];
-	pg_atomic_uint64 rows[NUM_STAT_ENGINES];
+	pg_atomic_uint64 sorts[NUM_STAT_SORTED];
+	pg_atomic_uint64 rows[NUM_STAT_SORTED];
 	pg_atomic_uint64 fallbacks[NUM_SERVICE_FALLBACKS];
 	pg_atomic_uint64 runs_for_backend_budget;
 	pg_atomic_uint64 runs_for_server_budget;

@@ -20,22 +20,23 @@
 typedef struct GpuSortStats
 {
 	int			sorts;			/* times the node sorted (rescans re-sort) */
-	char		engine[32];		/* "CPU", "GPU", "PostgreSQL comparators" */
+	char		engine[32];		/* Sort Engine: "CPU", "GPU", or what is no
+								 * engine, "PostgreSQL comparators" */
 	char		device[64];		/* the GPU's name; empty for the others */
 	char		algorithm[40];	/* the engine's algorithm */
 	char	   *fallback;		/* why not the GPU / why comparators, or NULL */
 	int			key_words;
 	bool		exact;			/* keys decide the order alone */
 	int64		records;
-	int64		resolved;		/* records in runs ordered by comparators */
+	int64		resolved;		/* records the comparators ordered */
 	const char *key_kind;		/* key_layout_describe() */
 	bool		generic_keys;	/* keys built by keys_build.c */
 	int			threads;		/* the pool's threads that built keys (generic path) */
 	int			refine_rounds;	/* refinement rounds (refine.c) */
 	int64		refined;		/* records sorted again, over all rounds */
 	bool		refined_on_gpu;
-	int64		checked_pairs;	/* adjacent pairs certified (libc) */
-	int64		repaired;		/* records the libc check moved */
+	int64		checked_pairs;	/* adjacent pairs checked (libc) */
+	int64		repaired;		/* records the collation check moved */
 	Size		memory;			/* peak host memory of a batch, bytes */
 	Size		budget;			/* gpusort.max_memory when the sort began */
 	bool		server_limited; /* gpusort.server_memory cut a batch short */

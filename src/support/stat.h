@@ -16,10 +16,10 @@
 
 #include "postgres.h"
 
-#include "support/shmem.h"			/* ServiceFallback, StatEngineKind */
+#include "support/shmem.h"			/* ServiceFallback, StatSortedBy */
 
 extern void stat_count_fallback(ServiceFallback reason);
-extern void stat_count_sort(StatEngineKind engine, uint64 rows);
+extern void stat_count_sort(StatSortedBy by, uint64 rows);
 extern void stat_count_run(bool for_server_budget);
 
 #endif							/* GPUSORT_STAT_H */

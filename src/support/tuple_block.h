@@ -24,7 +24,7 @@
 
 /*
  * A block of MAXALIGNed MinimalTuples put into a sort at once (a parallel
- * load's chunk, nodeGpuSortLoad.c): tuple i lies at base + offsets[i], the
+ * load's block, nodeGpuSortLoad.c): tuple i lies at base + offsets[i], the
  * tuples downward from base + high, each right below the one before, and
  * the last at base + low.  So tuples [from, to) fill the span from
  * offsets[to - 1] up to offsets[from - 1] (high for the first), which the

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * kernel_test.cu
- *	  Tests of the CUDA engine (cuda/gscuda_api.cu) through its C
+ *	  Tests of the CUDA side (cuda/gscuda_api.cu) through its C
  *	  interface against the CPU engine's sort (src/engine/cpu_radix.c), which is
  *	  the reference: the permutations must be identical.
  *

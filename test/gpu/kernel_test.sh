@@ -1,5 +1,5 @@
 #!/bin/bash
-# test/gpu/kernel_test.sh: build and run the CUDA engine's kernel tests.
+# test/gpu/kernel_test.sh: build and run the CUDA side's kernel tests.
 #
 # Builds test/gpu/kernel_test (cuda/*.cu with nvcc, src/engine/cpu_radix.c with
 # gcc as the reference), runs the full test, then compute-sanitizer's

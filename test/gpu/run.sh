@@ -5,7 +5,7 @@
 # the whole regression suite with gpusort.engine = gpu, then reads the
 # regression server's log (each sort logs its engine at DEBUG1) to check
 # that the GPU really did the sorts and never failed; then runs the kernel
-# tests (CUDA engine against the CPU engine, compute-sanitizer).
+# tests (CUDA side against the CPU engine, compute-sanitizer).
 #
 #   test/gpu/run.sh [OUTDIR]        (OUTDIR defaults to $OUT or test/gpu/out)
 #

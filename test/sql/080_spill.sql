@@ -230,7 +230,7 @@ SELECT gs_check('SELECT (k::numeric / 7) AS n, id FROM gs_fb ORDER BY 1, 2', 2);
 SELECT gs_check('SELECT f, s COLLATE "C" AS s, id FROM gs_fb ORDER BY 1 DESC, 2', 2);
 
 -- a batch that is one tie range (an array has no key), ordered by the
--- comparators on four columns: the resolve stage's scratch is the batch's
+-- comparators on four columns: the comparator pass's scratch is the batch's
 -- memory, within its budget, on every engine
 SELECT gs_check('SELECT ARRAY[k % 10] AS a, f, s COLLATE "C" AS s, id FROM gs_fb WHERE id <= 100000 ORDER BY 1, 2 DESC, 3, 4', 4);
 SELECT runs > 1 AS spilled, memory_kb <= budget_kb AS within_budget
@@ -309,7 +309,7 @@ SET gpusort.threads = 2;
 SELECT gs_check('SELECT k, id FROM gs_spill_big ORDER BY k DESC, id', 2);
 SELECT gs_check('SELECT md5(id::text) COLLATE "C" AS s, id FROM gs_spill_big ORDER BY 1');
 SELECT runs > 1 AS spilled FROM spill_stats('SELECT md5(id::text) COLLATE "C" AS s, id FROM gs_spill_big ORDER BY 1');
--- such runs are written behind the load (gpusort.write_behind): a key
+-- such runs are written behind the load (gpusort.write_behind): a pool
 -- thread writes run i while the backend loads run i+1, which waits for it
 -- only when it has filled the room left beside it, as in the sorts above;
 -- the same order with the runs written by the backend

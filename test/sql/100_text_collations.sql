@@ -5,7 +5,7 @@
 -- Collations: "C" and "POSIX" (bytes), the database default (en_US.UTF-8),
 -- libc de_DE and sv_SE (created here from the locales de_DE.utf8 and
 -- sv_SE.utf8 that test/install-deps.sh generates; strxfrm, whose order the
--- encoder must verify against strcoll), ICU "und-x-icu", "de-x-icu" and
+-- encoder must check against strcoll), ICU "und-x-icu", "de-x-icu" and
 -- "sv-x-icu" (sort keys), and two nondeterministic ICU collations: gs_nd_ci
 -- (und-u-ks-level2: case-insensitive) and gs_nd_ai (und-u-ks-level1: case- and
 -- accent-insensitive), under which strings with different bytes are equal.
@@ -19,7 +19,7 @@
 -- or only in case or accents after 40+ equal bytes, so that the difference
 -- lies beyond any fixed-width key prefix), long TOASTed strings
 -- (compressed, and STORAGE EXTERNAL), strings on which glibc's strxfrm
--- and strcoll disagree (leading combining marks: the libc order check must
+-- and strcoll disagree (leading combining marks: the collation check must
 -- repair them), and multi-column ORDER BY mixing text with integers, DESC
 -- and NULLS FIRST.  Results are pass/fail flags;
 -- only orders that are the same in every glibc and ICU version are printed.

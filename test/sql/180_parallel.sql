@@ -108,9 +108,9 @@ RESET parallel_leader_participation;
 RESET max_parallel_workers;
 RESET gpusort.max_memory;
 
--- chunks in flight that reach the budget: the workers pass the rest up
+-- blocks in flight that reach the budget: the workers pass the rest up
 -- through the Gather, and the leader sorts those in runs, and merges (the
--- leader out of the scan, so that it moves no chunks until the end)
+-- leader out of the scan, so that it moves no blocks until the end)
 SET gpusort.max_memory = '1MB';
 SET parallel_leader_participation = off;
 SELECT loaded > 0 AS some_loaded, passed_up > 0 AS some_passed_up,
@@ -121,7 +121,7 @@ SELECT gs_check('SELECT k, pad, id FROM gs_par ORDER BY k, pad');
 RESET gpusort.max_memory;
 
 -- a load that spills, the leader scanning too: workers that find no room
--- for a chunk (the batch is full, or being sorted and written as a run)
+-- for a block (the batch is full, or being sorted and written as a run)
 -- pass rows up, and the leader then passes one of its own up, so that the
 -- Gather takes theirs from its queues before it asks the leader again; a
 -- leader that went on scanning would leave them waiting on full queues and

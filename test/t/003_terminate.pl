@@ -10,7 +10,7 @@
 #  3. a CPU-bound sort on text keys (the comparator pass) cancelled by
 #     statement_timeout, then the same session sorts correctly; and the
 #     cancel should take effect about as soon as on PostgreSQL's Sort
-#     (the comparator pass checks for interrupts inside a run), in one of
+#     (the comparator pass checks for interrupts inside a tie range), in one of
 #     three tries, so that a busy machine does not fail it.
 # gpusort.engine comes from $ENV{GPUSORT_ENGINE} (default cpu).
 use strict;
