@@ -32,9 +32,6 @@
 #include "keys/keys.h"
 #include "lib/stringinfo.h"
 
-/* records per key chunk: the unit of encoding, of transfer and of pipelining */
-#define GPUSORT_CHUNK_RECORDS	((size_t) 1 << 17)
-
 typedef struct SortEngine SortEngine;
 
 /* What an engine reports for EXPLAIN ANALYZE. */

@@ -177,6 +177,12 @@ typedef struct KeyLayout
 } KeyLayout;
 
 /*
+ * Records per key chunk: the unit of encoding, of transfer and of
+ * pipelining, for the engines and the GPU service alike.
+ */
+#define GPUSORT_CHUNK_RECORDS	((size_t) 1 << 17)
+
+/*
  * Where the keys of a sort live: chunks of chunk_records keys each, record
  * i in chunk i / chunk_records.  The engines own the memory.
  */

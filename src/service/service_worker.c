@@ -78,8 +78,8 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
-#include "engine/engine.h"
 #include "keys/key_order.h"
+#include "keys/keys.h"
 #include "service/service.h"
 #include "support/compat.h"
 #include "support/settings.h"
