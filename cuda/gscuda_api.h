@@ -3,7 +3,7 @@
  * gscuda_api.h
  *	  C interface of the CUDA engine (the .cu files in cuda/), as seen from src/.
  *
- * Its only caller in the extension is the GPU service (src/service/service_worker.c);
+ * Its only caller in the extension is the GPU service (src/service/);
  * the kernel tests (test/gpu/kernel_test.cu) and the benchmarks
  * (bench/kernel_bench.cu, bench/split_check.cu) call it too.  It is
  * implemented by cuda/gscuda_api.cu, whose head describes the engine's
@@ -14,8 +14,8 @@
  * The CUDA side knows nothing of PostgreSQL: it never pallocs, never
  * ereports and never longjmps.  Every function reports failure by returning
  * a non-zero code and writing a message into the caller's errbuf; the caller
- * (the GPU service, src/service/service_worker.c) fails the request, and its
- * backend sorts on the CPU engine.
+ * (the GPU service, src/service/) fails the request, and its backend sorts
+ * on the CPU engine.
  *
  * Records.  A sort receives n key-index records.  The key of a record is
  * key_words 64-bit words, word 0 the most significant, compared as unsigned
