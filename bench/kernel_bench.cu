@@ -36,8 +36,8 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include "gscuda_api.h"
-#include "gscuda_dispatch.cuh"
 #include "gscuda_radix_sort.cuh"
+#include "gscuda_test.cuh"
 
 #define CK(call) \
 	do { \

@@ -2,7 +2,7 @@
  *
  * split_check.cu
  *	  Check and time a sort split by key range the way the GPU service
- *	  (src/service/service_worker.c) does it, through the C interface alone: each
+ *	  (src/service/service_split.c) does it, through the C interface alone: each
  *	  part's sort carries its records' numbers (gscuda_sort_carry_index),
  *	  every part is started before any is waited for, and the result goes
  *	  from each part's device into one registered host buffer piece by

@@ -23,7 +23,8 @@
  * The engine's layers, as CUB arranges its own (device-level dispatch over
  * agents and kernels over block primitives):
  *
- *	gscuda_api.cu		this file: the C interface, the only exported symbols
+ *	gscuda_api.cu		this file: the C interface, the only exported symbols;
+ *						and the tests' own calls (gscuda_test.cuh), not exported
  *	gscuda_pipeline.cu	one sort: stream, pinned chunks, uploads, finish
  *	gscuda_device.cu	per-process state: devices, lost context, faults,
  *						pinned host cache
@@ -52,6 +53,7 @@
 #include "gscuda_device.cuh"
 #include "gscuda_dispatch.cuh"
 #include "gscuda_pipeline.cuh"
+#include "gscuda_test.cuh"
 
 #define GS_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -123,12 +125,6 @@ GS_EXPORT void
 gscuda_set_fault(GsCudaFault fault)
 {
 	arm_fault((int) fault);
-}
-
-GS_EXPORT void
-gscuda_set_bucket_limit(size_t records)
-{
-	set_bucket_limit(records);
 }
 
 GS_EXPORT int
@@ -369,7 +365,20 @@ gscuda_sort_finish_wait(GsCudaSort *sort, const uint32_t **perm, GsCudaStats *st
 	return 1;
 }
 
-GS_EXPORT int
+/* ---------- the tests' own (gscuda_test.cuh) ---------- */
+
+/*
+ * These two are C functions by their declarations in gscuda_test.cuh, and
+ * not GS_EXPORT: gpusort.so hides them.
+ */
+
+void
+gscuda_set_bucket_limit(size_t records)
+{
+	set_bucket_limit(records);
+}
+
+int
 gscuda_sort_finish(GsCudaSort *sort, size_t nrecords, const uint32_t **perm,
 				   GsCudaStats *stats, char *errbuf, size_t errlen)
 {

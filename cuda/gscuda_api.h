@@ -3,19 +3,20 @@
  * gscuda_api.h
  *	  C interface of the CUDA side (the .cu files in cuda/), as seen from src/.
  *
- * Its only caller in the extension is the GPU service (src/service/service_worker.c);
+ * Its only caller in the extension is the GPU service (src/service/);
  * the kernel tests (test/gpu/kernel_test.cu) and the benchmarks
- * (bench/kernel_bench.cu, bench/split_check.cu) call it too.  It is
- * implemented by cuda/gscuda_api.cu, whose head describes the engine's
- * layers below it.  The types it uses are those of gscuda_types.h, and the
+ * (bench/kernel_bench.cu, bench/split_check.cu) call it too, and the few
+ * functions that only they call (gscuda_test.cuh).  It is implemented by
+ * cuda/gscuda_api.cu, whose head describes the engine's layers below it.
+ * The types it uses are those of gscuda_types.h, and the
  * fault codes those of gscuda_faults.h, which the engine's lowest layer
  * (gscuda_common.cuh) includes without this interface.
  *
  * The CUDA side knows nothing of PostgreSQL: it never pallocs, never
  * ereports and never longjmps.  Every function reports failure by returning
  * a non-zero code and writing a message into the caller's errbuf; the caller
- * (the GPU service, src/service/service_worker.c) fails the request, and its
- * backend sorts on the CPU engine.
+ * (the GPU service, src/service/) fails the request, and its backend sorts
+ * on the CPU engine.
  *
  * Records.  A sort receives n key-index records.  The key of a record is
  * key_words 64-bit words, word 0 the most significant, compared as unsigned
@@ -99,13 +100,6 @@ extern void gscuda_set_wait_hook(GsCudaWaitHook hook);
 extern void gscuda_set_fault(GsCudaFault fault);
 
 /*
- * Tests only: the bucket sort treats buckets of more than `records` records
- * as too large for shared memory (0: the default, a tile), so that small
- * inputs exercise its second level and its radix fallback.
- */
-extern void gscuda_set_bucket_limit(size_t records);
-
-/*
  * Whether this process has lost its GPU (a sticky error: the CUDA context
  * is unusable until the process exits); 1 with the error in errbuf.  Every
  * later sort of the process fails at once.
@@ -138,7 +132,7 @@ extern uint64_t *gscuda_sort_chunk(GsCudaSort *sort, size_t chunkno,
  * chunk.  Each chunk's source indexes are then written by the caller into
  * gscuda_sort_index_chunk(sort, chunkno) (chunk_records indexes, pinned,
  * valid until gscuda_sort_end()) before the chunk is submitted, and shipped
- * with it.  The permutation that gscuda_sort_finish() and
+ * with it.  The permutation that gscuda_sort_finish_wait() and
  * gscuda_sort_download() give is then made of source indexes: entry k is
  * the source index of the k-th record in (key, position) order.  Takes
  * gscuda_sort_index_bytes() more GPU memory.
@@ -161,12 +155,12 @@ extern int	gscuda_sort_upload(GsCudaSort *sort, size_t chunkno, size_t word_offs
 							   char *errbuf, size_t errlen);
 
 /*
- * Ask a sort, before gscuda_sort_finish(), to keep its permutation on the
- * device: gscuda_sort_finish() then gives *perm = NULL, and the caller
- * copies the permutation out in pieces with gscuda_sort_download(), straight
- * into registered host memory (asynchronous; dst must not be read before
- * gscuda_sort_wait_copies() returns).  The permutation's copy to the host is
- * then not in the stats' d2h_ms.
+ * Ask a sort, before gscuda_sort_finish_start(), to keep its permutation on
+ * the device: gscuda_sort_finish_wait() then gives *perm = NULL, and the
+ * caller copies the permutation out in pieces with gscuda_sort_download(),
+ * straight into registered host memory (asynchronous; dst must not be read
+ * before gscuda_sort_wait_copies() returns).  The permutation's copy to the
+ * host is then not in the stats' d2h_ms.
  */
 extern void gscuda_sort_keep_permutation(GsCudaSort *sort);
 extern int	gscuda_sort_download(GsCudaSort *sort, size_t first, size_t n, uint32_t *dst,
@@ -189,21 +183,15 @@ extern int	gscuda_sort_submit(GsCudaSort *sort, size_t chunkno, size_t nrecords,
  * Sort all submitted records (nrecords in all, chunks 0..k-1 full but the
  * last) and return the permutation through *perm: nrecords indexes in a
  * buffer owned by the sort, valid until gscuda_sort_end() (NULL if the
- * sort keeps its permutation on the device).
- */
-extern int	gscuda_sort_finish(GsCudaSort *sort, size_t nrecords,
-							   const uint32_t **perm, GsCudaStats *stats,
-							   char *errbuf, size_t errlen);
-
-/*
- * gscuda_sort_finish() in two steps, so that a caller with several sorts
- * (the parts of a split sort, on one GPU or several) has them all work at
- * once: gscuda_sort_finish_start() submits what is left and launches the
- * sort on the sort's stream, and gscuda_sort_finish_wait() waits for it and
- * gives the permutation and the stats.  start returns once the work is
- * queued; it waits only where the algorithm must read something back to
- * decide its next step (the presorted check, for every sort; the bucket
- * sort's bucket sizes).  After a failed start, nothing of the sort runs.
+ * sort keeps its permutation on the device).  In two steps, so that a
+ * caller with several sorts (the parts of a split sort, on one GPU or
+ * several) has them all work at once: gscuda_sort_finish_start() submits
+ * what is left and launches the sort on the sort's stream, and
+ * gscuda_sort_finish_wait() waits for it and gives the permutation and the
+ * stats.  start returns once the work is queued; it waits only where the
+ * algorithm must read something back to decide its next step (the
+ * presorted check, for every sort; the bucket sort's bucket sizes).  After
+ * a failed start, nothing of the sort runs.
  */
 extern int	gscuda_sort_finish_start(GsCudaSort *sort, size_t nrecords,
 									 char *errbuf, size_t errlen);

@@ -26,6 +26,7 @@
 #include "gscuda_presort.cuh"
 #include "gscuda_radix_sort.cuh"
 #include "gscuda_bucket_sort.cuh"
+#include "gscuda_test.cuh"
 
 namespace gs
 {

@@ -9,9 +9,10 @@
  * only gscuda_dispatch.cu includes the algorithms (gscuda_bucket_sort.cuh,
  * gscuda_radix_sort.cuh) and compiles their kernels, once.  The pipeline
  * (gscuda_pipeline.cu) calls these as chunks arrive and when a sort
- * finishes; the kernel benchmark (bench/kernel_bench.cu) calls
- * sort_on_device() to time the algorithms on data already on the device.
- * Every function throws GsError (gscuda_common.cuh) on failure.
+ * finishes.  gscuda_dispatch.cu also defines sort_on_device(), which only
+ * the kernel benchmark calls, to time the algorithms on data already on
+ * the device: gscuda_test.cuh declares it.  Every function throws GsError
+ * (gscuda_common.cuh) on failure.
  *
  *-------------------------------------------------------------------------
  */
@@ -61,15 +62,6 @@ void		radix_sort(const GsContext &ctx, int key_words, uint64_t *keys, size_t n,
  * more than `records` records as too large for a block (0: a tile).
  */
 void		set_bucket_limit(size_t records);
-
-/*
- * Sort n records (keys: n * key_words words on the device, scrambled on
- * return) into perm (n indexes on the device), on ctx.stream, with memory
- * from ctx.mem.  Checks for presorted input first.  Returns 0, or 1/2 when
- * the input was found in order/reversed.
- */
-int			sort_on_device(const GsContext &ctx, int key_words, GsCudaAlgorithm algorithm,
-						   uint64_t *keys, size_t n, uint32_t *perm);
 
 }								/* namespace gs */
 

@@ -7,7 +7,7 @@
  * Both sides of the extension name a GPU fault by these codes: src/support/faults.c
  * parses gpusort.inject_fault's gpu_* values into them, the GPU engine
  * (src/engine/engine_gpu.c) posts the one armed in its request to the GPU service,
- * and the service (src/service/service_worker.c) arms it in the CUDA side with
+ * and the service (src/service/service_sort.c) arms it in the CUDA side with
  * gscuda_set_fault() (gscuda_api.h), whose layers check it where each
  * step can fail.  Plain C with no includes, so that src/ includes it in a
  * build without CUDA too.

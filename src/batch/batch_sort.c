@@ -32,7 +32,6 @@
 #include "batch/batch.h"
 #include "resolve/refine.h"
 #include "resolve/resolve.h"
-#include "service/service.h"
 #include "support/faults.h"
 #include "support/hostmem.h"
 

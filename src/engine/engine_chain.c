@@ -40,7 +40,6 @@
 #include "postgres.h"
 
 #include "engine/engine.h"
-#include "service/service.h"
 #include "support/settings.h"
 #include "support/stat.h"
 

@@ -7,11 +7,12 @@
  * Backends never start CUDA.  A backend whose batch is to be sorted on the
  * GPU (engine_gpu.c) posts a request in the shared request table and goes
  * on loading; the service (service_worker.c) admits requests in arrival
- * order while its GPU memory budget allows, opens a sort on the device
- * with the least memory reserved, and sorts there.  Keys and results
- * travel through staging slots: fixed buffers in the server's main shared
- * memory (gpusort.service_staging), so the transfer needs neither a
- * dynamic segment per sort nor room in /dev/shm.  The service pins the
+ * order while its GPU memory budget allows (service_admission.c), opens a
+ * sort on the GPU with the most room left in its budget, and sorts there
+ * (service_sort.c).  Keys and results travel through staging slots
+ * (service_transfer.c): fixed buffers in the server's main shared memory
+ * (gpusort.service_staging), so the transfer needs neither a dynamic
+ * segment per sort nor room in /dev/shm.  The service pins the
  * slots for its GPUs, which read keys from them by DMA.
  *
  *	 backend                       shared memory                service

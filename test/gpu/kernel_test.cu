@@ -32,6 +32,7 @@ extern "C"
 #include "gscuda_api.h"
 #include "engine/cpu_radix.h"
 }
+#include "gscuda_test.cuh"
 
 static int	npass = 0;
 static int	nfail = 0;
