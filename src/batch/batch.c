@@ -9,11 +9,12 @@
  * engine chain, batch_sort.c) works on the SortBatch that this file makes
  * and resets; none of it calls a stage.  A batch's memory is one memory
  * context, reset when the batch becomes a run; the batch's limit, set by
- * sort.c from gpusort.max_memory, is checked by the load against
- * batch_memory(), which counts everything the batch will need to sort
- * what it holds (tuple pointers, keys, the order, the CPU engine's
- * workspace, the resolve stage's scratch), so that the sort that follows
- * stays within the limit too.
+ * the sort module's memory policy (sort_memory.c) from the budgets, is
+ * checked by the load against batch_memory(), which counts everything the
+ * batch will need to sort what it holds (tuple pointers, keys, the order,
+ * the CPU engine's workspace, the resolve stage's scratch), so that the
+ * sort that follows stays within the limit too.  This file measures; the
+ * policy decides what a batch may hold and when it spills.
  *
  *-------------------------------------------------------------------------
  */

@@ -7,7 +7,7 @@
  * Each child tuple is copied once, as a MinimalTuple, into blocks that
  * grow from 256 kB to 16 MB (hostmem.c keeps large blocks mapped between
  * sorts); the record index of a tuple is its position in load order.  The
- * batch's limit, set by sort.c from gpusort.max_memory, is checked where
+ * batch's limit, set by sort_memory.c from the budgets, is checked where
  * the memory is taken: batch_store() refuses a tuple whose block would
  * take the batch past it, counting everything the batch will need to
  * sort what it holds (tuple pointers, keys, the order, the CPU engine's

@@ -40,8 +40,9 @@
  * scanning.
  *
  * The blocks in flight, and those handed back, count in the backend's
- * budget, and so in the server's (sort_budget.c), in a share of the load's
- * own, joined when the GpuSort finds the load (gpusort_load_below), and
+ * budget, and so in the server's (sort_memory.c), in a share of the load's
+ * own (SortLoadShare, sort.h), joined when the GpuSort finds the load
+ * (gpusort_load_below), and
  * counted before the workers use them: the workers reserve each new block
  * against a limit in shared memory, and the leader holds the limit in the
  * share before it publishes it (update_limit).  Each time the leader has
@@ -99,7 +100,6 @@
 #include "utils/dsa.h"
 
 #include "exec/nodeGpuSortLoad.h"
-#include "sort/sort_budget.h"
 
 /* a participant's block of shared memory: at most this, at least this */
 #define LOAD_BLOCK_MAX		((Size) 4 * 1024 * 1024)
@@ -169,8 +169,9 @@ struct GpuSortLoadState
 
 	/* set by the GpuSort above, in the leader, before the Gather starts */
 	Sorter	   *sort;			/* where the leader puts rows */
-	BudgetShare *budget;		/* where it holds the blocks in flight ... */
-	BudgetShare budget_share;	/* ... which is this, in the query's memory */
+	SortLoadShare *budget;		/* where it holds the blocks in flight ... */
+	SortLoadShare *budget_share;	/* ... which is this, in the query's
+									 * memory */
 	instr_time	sort_start;		/* when the GpuSort began reading */
 	uint64		shm_cap;		/* half of /dev/shm's free space at the start */
 	uint64		blocks_cap;		/* the most the blocks may take (reset_shared) */
@@ -494,8 +495,9 @@ note_reserved(GpuSortLoadState *ls)
 	uint64		reserved = pg_atomic_read_u64(&ls->shared->reserved);
 
 	ls->peak_reserved = Max(ls->peak_reserved, reserved);
-	if (ls->budget && reserved > ls->budget->held)
-		ls->peak_uncounted = Max(ls->peak_uncounted, reserved - ls->budget->held);
+	if (ls->budget && reserved > gpusort_sort_load_held(ls->budget))
+		ls->peak_uncounted = Max(ls->peak_uncounted,
+								 reserved - gpusort_sort_load_held(ls->budget));
 }
 
 /*
@@ -720,7 +722,7 @@ block_room(GpuSortLoadState *ls)
 {
 	if (ls->budget == NULL || ls->area == NULL)
 		return 0;
-	return Min((uint64) budget_available(ls->budget), ls->shm_cap);
+	return Min((uint64) gpusort_sort_load_room(ls->budget), ls->shm_cap);
 }
 
 /*
@@ -754,7 +756,7 @@ update_limit(GpuSortLoadState *ls)
 	if (limit > pg_atomic_read_u64(&sh->limit))
 	{
 		/* what the budgets grant of it, which is never less than held */
-		limit = Min(limit, (uint64) budget_reserve(ls->budget, (Size) limit));
+		limit = Min(limit, (uint64) gpusort_sort_load_reserve(ls->budget, (Size) limit));
 		if (limit > pg_atomic_read_u64(&sh->limit))
 			pg_atomic_write_u64(&sh->limit, limit);
 	}
@@ -763,8 +765,8 @@ update_limit(GpuSortLoadState *ls)
 		/* a full barrier: reserved is read after the limit is published */
 		(void) pg_atomic_exchange_u64(&sh->limit, limit);
 		if (ls->budget)
-			budget_hold(ls->budget,
-						(Size) Max(limit, pg_atomic_read_u64(&sh->reserved)));
+			gpusort_sort_load_hold(ls->budget,
+								   (Size) Max(limit, pg_atomic_read_u64(&sh->reserved)));
 	}
 }
 
@@ -788,7 +790,7 @@ reset_shared(GpuSortLoadState *ls)
 	pg_atomic_write_u64(&sh->workers_passed, 0);
 	pg_atomic_write_u64(&sh->limit, 0);
 	if (ls->budget)
-		budget_hold(ls->budget, 0);
+		gpusort_sort_load_hold(ls->budget, 0);
 
 	/*
 	 * Blocks small enough that a small room still fills a few per
@@ -936,8 +938,8 @@ load_explain(CustomScanState *node, List *ancestors, ExplainState *es)
  * is child, in the leader, now with a share of the backend's budget (in
  * the query's memory, CurrentMemoryContext) for the blocks in flight, which
  * counts the Gather's workers, as planned, for the backend's default budget
- * (work_mem each, as a parallel Sort has: sort_budget.c); NULL if child is
- * not such a Gather.
+ * (work_mem each, as a parallel Sort has: gpusort_sort_load_share); NULL if
+ * child is not such a Gather.
  */
 GpuSortLoadState *
 gpusort_load_below(PlanState *child)
@@ -952,8 +954,7 @@ gpusort_load_below(PlanState *child)
 		((CustomScanState *) below)->methods != &load_exec_methods)
 		return NULL;
 	load = (GpuSortLoadState *) below;
-	budget_join(&load->budget_share, CurrentMemoryContext);
-	budget_count_workers(&load->budget_share, ((Gather *) child->plan)->num_workers);
+	load->budget_share = gpusort_sort_load_share(((Gather *) child->plan)->num_workers);
 	return load;
 }
 
@@ -965,7 +966,7 @@ void
 gpusort_load_start(GpuSortLoadState *load, Sorter *sort)
 {
 	load->sort = sort;
-	load->budget = &load->budget_share;
+	load->budget = load->budget_share;
 	INSTR_TIME_SET_CURRENT(load->sort_start);
 }
 
@@ -1035,7 +1036,7 @@ gpusort_load_finish(GpuSortLoadState *load)
 
 	INSTR_TIME_SET_CURRENT(drain_start);
 	moved = drain_rest(load);
-	budget_hold(load->budget, 0);
+	gpusort_sort_load_hold(load->budget, 0);
 	initStringInfo(&workers);
 	describe_workers(load, &workers);
 	elog(DEBUG1, "gpusort: parallel load: " INT64_FORMAT " rows moved from the workers' blocks, Gather %.0f ms, then %.0f ms moving the rest%s",
