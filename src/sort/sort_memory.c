@@ -43,7 +43,7 @@
  * that gets less than it asked for grows no further, or writes a run.  A
  * batch grows its reservation in steps as it fills (sort_memory_grow_batch),
  * and the chunks of a parallel load reserve before the workers may fill them
- * (nodeGpuSortLoad.c), so the counter never holds less than the memory, and
+ * (load_blocks.c), so the counter never holds less than the memory, and
  * what a sort reserved and did not use goes back when it writes its run or
  * ends.  A backend that exits takes out what it still counts (on_shmem_exit),
  * and a crash restart initializes the counter again.  Loaded without
