@@ -9,7 +9,7 @@
  *	  gpusort_stat).  PostgreSQL calls them by name (sql/).
  *
  * They read what the layers below publish: the GPU service's shared memory
- * (service.h), the budgets (sort_budget.h), the counters (stat.c, in
+ * (service.h), the budgets (sort_memory.h), the counters (stat.c, in
  * shmem.h) and host memory (hostmem.h).  Like gpusort.c, this file is the
  * top: nothing else calls into it.
  *
@@ -35,7 +35,7 @@
 
 #include "engine/engine.h"
 #include "service/service.h"
-#include "sort/sort_budget.h"
+#include "sort/sort_memory.h"
 #include "support/hostmem.h"
 #include "support/shmem.h"
 
@@ -62,7 +62,7 @@ static const char *const sorted_by_names[NUM_STAT_SORTED] = {
 /*
  * gpusort_info(): one row describing this build of gpusort, the GPUs its
  * service uses (or why there are none), as the service published them, and
- * the memory its default budgets are taken from (sort_budget.c).  The
+ * the memory its default budgets are taken from (sort_memory.c).  The
  * column memory came with 0.3: declared by an older version's SQL, which
  * runs this library until ALTER EXTENSION UPDATE, the row has the first
  * four columns only.

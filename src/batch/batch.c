@@ -10,13 +10,14 @@
  * and calls into it; this file calls none of them, only layers below:
  * the engines (it ends the batch's engine chain with the batch, and counts
  * the CPU engine's workspace), host memory and the thread pool.  A
- * batch's memory is one
- * memory context, reset when the batch becomes a run; the batch's limit,
- * set by sort.c from what the budgets granted it (sort_budget.c), is
- * checked by the load against batch_memory(), which counts everything the
- * batch will need to sort what it holds (tuple pointers, keys, the order,
- * the CPU engine's workspace, the comparator pass's scratch), so that the
- * sort that follows stays within the limit too.
+ * batch's memory is one memory context, reset when the batch becomes a
+ * run; the batch's limit, set by the sort module's memory policy
+ * (sort_memory.c) from what the budgets granted it, is checked by the load
+ * against batch_memory(), which counts everything the batch will need to
+ * sort what it holds (tuple pointers, keys, the order, the CPU engine's
+ * workspace, the comparator pass's scratch), so that the sort that follows
+ * stays within the limit too.  This file measures; the policy decides what
+ * a batch may hold and when it spills.
  *
  * What the others call:
  *	- the lifecycle, for sort.c: batch_init, batch_reset, batch_move (a

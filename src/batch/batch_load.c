@@ -7,8 +7,8 @@
  * Each child tuple is copied once, as a MinimalTuple, into blocks that
  * grow from 256 kB to 16 MB (hostmem.c keeps large blocks mapped between
  * sorts); the record index of a tuple is its position in load order.  The
- * batch's limit, set by sort.c from what the budgets granted it
- * (sort_budget.c), is checked where the memory is taken: batch_store()
+ * batch's limit, set by sort_memory.c from what the budgets granted
+ * it, is checked where the memory is taken: batch_store()
  * (a slot's tuple) and batch_store_tuple() (a MinimalTuple) refuse a
  * tuple whose block would take the batch past it, counting everything the
  * batch will need to sort what it holds (batch_memory), so that the sort

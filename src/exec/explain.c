@@ -3,7 +3,9 @@
  * explain.c
  *	  EXPLAIN output of Custom Scan (GpuSort): gpusort_explain_node, which
  *	  the node's ExplainCustomScan (nodeGpuSort.c) calls with what the
- *	  plan keeps of the Sort (plan_info.h) and the sort's statistics.
+ *	  plan keeps of the Sort (plan_info.h) and the sort's statistics; and of
+ *	  a parallel GpuSort's load, Custom Scan (GpuSortLoad):
+ *	  gpusort_explain_load (nodeGpuSortLoad.c).
  *
  * Without ANALYZE the node shows its Sort Key exactly as a Sort node would
  * (COLLATE, DESC, USING and NULLS decorations included), so a plan reads
@@ -15,7 +17,9 @@
  * comparators ordered, the memory budget and the peak of a
  * batch, whether the server's budget cut a batch short, the runs written to
  * temporary files, merge passes and disk used (as Sort reports its external
- * merge), and the time of each phase.  Every item goes through
+ * merge), and the time of each phase.  The load node shows, with
+ * ANALYZE, the rows its participants loaded and passed up, and with
+ * VERBOSE a line for each participant.  Every item goes through
  * ExplainProperty*, so TEXT, JSON, YAML and XML all work.
  *
  *-------------------------------------------------------------------------
@@ -219,5 +223,52 @@ gpusort_explain_node(CustomScanState *node, const GpuSortPlanInfo *info,
 			explain_ms("Merge Time", stats->merge_ms, es);
 		}
 		explain_ms("Emit Time", stats->emit_ms, es);
+	}
+}
+
+/*
+ * EXPLAIN ANALYZE of a parallel GpuSort's load node, from what each of its
+ * nparts participants did (the leader last): the rows loaded and passed
+ * up, and with VERBOSE and TIMING, as PostgreSQL shows its nodes'
+ * per-worker figures, a line for each participant that finished.
+ */
+void
+gpusort_explain_load(const LoadFigures *parts, int nparts, ExplainState *es)
+{
+	int64		loaded = 0;
+	int64		passed = 0;
+
+	for (int i = 0; i < nparts; i++)
+	{
+		loaded += parts[i].loaded;
+		passed += parts[i].passed;
+	}
+	ExplainPropertyInteger("Rows Loaded", NULL, loaded, es);
+	ExplainPropertyInteger("Rows Passed Up", NULL, passed, es);
+	if (!es->timing || !es->verbose)
+		return;
+	for (int i = 0; i < nparts; i++)
+	{
+		char		label[32];
+		char		line[160];
+
+		if (!parts[i].done)
+			continue;
+		if (i == nparts - 1)
+		{
+			snprintf(label, sizeof(label), "Leader Load");
+			snprintf(line, sizeof(line),
+					 INT64_FORMAT " rows scanned, " INT64_FORMAT " moved from workers, %.3f ms",
+					 parts[i].loaded, parts[i].moved, parts[i].load_ms);
+		}
+		else
+		{
+			snprintf(label, sizeof(label), "Worker %d Load", i);
+			snprintf(line, sizeof(line),
+					 INT64_FORMAT " rows into " UINT64_FORMAT " kB of blocks, " INT64_FORMAT " passed up, %.3f ms",
+					 parts[i].loaded, parts[i].bytes / 1024, parts[i].passed,
+					 parts[i].load_ms);
+		}
+		ExplainPropertyText(label, line, es);
 	}
 }

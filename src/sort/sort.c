@@ -10,26 +10,24 @@
  * into normalized keys and handed chunk by chunk to a sort engine (the GPU,
  * or the CPU engine) while the input is still read.
  *
- * The batch may hold what the backend's budget (gpusort.max_memory,
- * sort_budget.c) leaves to this sort, or less where the server's budget
- * (gpusort.server_memory) has less left.  When it is full, it is sorted and
- * written to a temporary file as a sorted run (run_write.c), its memory is
- * freed, and loading goes on into an empty batch; once the sort has
- * spilled, each later batch leaves an eighth of what it may take to the
- * merge's read buffers, and the last batch but one is cut short where the
- * planner's estimate of the input says so, so that the last batch, which
- * is never written, is a full one (balance_runs).
+ * The batch may hold what the backend's budget (gpusort.max_memory) leaves
+ * to this sort, or less where the server's budget (gpusort.server_memory)
+ * has less left: sort_memory.c decides what a batch may hold, when it is to
+ * spill and when it gives its keys up; this file follows.  When the batch
+ * is full, it is sorted and written to a temporary file as a sorted run
+ * (run_write.c), its memory is freed, and loading goes on into an empty
+ * batch; the last batch but one is cut short where the planner's estimate
+ * of the input says so, so that the last batch, which is never written, is
+ * a full one (balance_runs).
  *
  * With gpusort.write_behind, a run is written by its batch's pool threads
  * while the backend loads the next batch: the batch is moved aside
  * (`writing`) and freed when its run is written, and until then the next
- * batch may hold only what the budget leaves beside it.  So that it has
- * room to load meanwhile, a batch that will not take the rest of the input
- * is spilled at seven eighths of what a batch may hold once runs exist
- * (spill_early), about 77% of the budget, so that the next batch has about
- * a ninth of the budget to load into while the run is written; it waits
- * for the writer only when it has filled that.  At most one run is
- * written at a time.  At the end of the input:
+ * batch may hold only what the budget leaves beside it; a batch that will
+ * not take the rest of the input is spilled early, so that the next has
+ * room to load meanwhile (sort_memory_spill_early), and it waits for the
+ * writer only when it has filled that.  At most one run is written at a
+ * time.  At the end of the input:
  *	- if nothing was written, the batch is sorted and its tuples are
  *	  returned straight from the arena, as they lie;
  *	- otherwise the last batch is sorted and stays in memory, and the runs
@@ -44,7 +42,14 @@
  * parallel load, gpusort_sort_putblocks; gpusort_sort_performsort; the
  * result read with gpusort_sort_gettupleslot, gpusort_sort_markpos,
  * gpusort_sort_restorepos and gpusort_sort_rescan; gpusort_sort_reset for a
- * new input; gpusort_sort_get_stats; gpusort_sort_end.
+ * new input; gpusort_sort_get_stats; gpusort_sort_end; and, for a parallel load's
+ * blocks, gpusort_sort_load_share, gpusort_sort_load_room,
+ * gpusort_sort_load_reserve, gpusort_sort_load_hold and
+ * gpusort_sort_load_held.
+ *
+ * A parallel load's blocks are held in a share of the budget of their own
+ * (gpusort_sort_load_share), which this file gives the load node over
+ * sort_memory.c, so that the node needs nothing of the module but sort.h.
  *
  * src/README says in which file each stage of a sort lives.
  *
@@ -60,7 +65,7 @@
 #include "runs/run.h"
 #include "runs/run_merge.h"
 #include "sort/sort.h"
-#include "sort/sort_budget.h"
+#include "sort/sort_memory.h"
 #include "support/faults.h"
 #include "support/hostmem.h"
 #include "support/settings.h"
@@ -70,31 +75,8 @@
 /* how many tuples ahead of the read position emitting prefetches */
 #define EMIT_PREFETCH		16
 
-/* tuples between checks of the batch's memory against its limit */
-#define MEMORY_CHECK_TUPLES	64
-
-/* a batch to be written behind leaves 1/WRITE_BEHIND_ROOM for the next */
-#define WRITE_BEHIND_ROOM	8
-
 /* bytes a record takes at the least (tuple, pointers, key, order) */
 #define MIN_RECORD_BYTES	64
-
-/*
- * What PostgreSQL's Sort holds for a row in memory beside the tuple: its
- * SortTuple (24 bytes), and the header of the tuple's allocation, in a
- * generation context before 17 (24 bytes in 15, a MemoryChunk's 8 in 16)
- * and a bump context, which has none, from 17 on.
- */
-#if PG_VERSION_NUM >= 170000
-#define NATIVE_ROW_OVERHEAD	24
-#elif PG_VERSION_NUM >= 160000
-#define NATIVE_ROW_OVERHEAD	(24 + 8)
-#else
-#define NATIVE_ROW_OVERHEAD	(24 + 24)
-#endif
-
-/* the least a batch reserves of the budgets at a time */
-#define BATCH_RESERVE_STEP	((Size) 8 * 1024 * 1024)
 
 typedef enum SortStatus
 {
@@ -124,7 +106,6 @@ struct Sorter
 	SortBatchShared sh;
 	SortBatch	batch;
 	bool		batch_started;	/* the batch has its limit and engine */
-	Size		batch_ceiling;	/* what the batch may grow to: batch_ceiling() */
 	size_t		last_batch_records;
 	size_t		batch_record_cap;	/* 0, or the most records the batch
 									 * takes: see balance_runs() */
@@ -136,8 +117,8 @@ struct Sorter
 	RunsMerge  *merge;			/* the runs' merge, once started */
 	SortBatch	writing;		/* a batch whose run is written behind */
 	bool		writing_active;
-	Size		writing_held;	/* what it holds of the budget */
-	BudgetShare budget;
+	SortMemory	memory;			/* its budget, the batch's ceiling and
+								 * what the batch written behind holds */
 
 	/* SORT_IN_MEMORY: the read position */
 	int64		pos;			/* last returned, -1 before the first */
@@ -191,7 +172,7 @@ sort_start(Sorter *state, MemoryContext parent)
 	state->cxt = cxt;
 	state->status = SORT_LOADING;
 	state->pos = state->markpos = -1;
-	budget_join(&state->budget, cxt);
+	budget_join(&state->memory.budget, cxt);
 
 	sh->expected_rows = state->expected_rows;
 	sh->stats = stats;
@@ -311,31 +292,6 @@ gpusort_sort_get_stats(Sorter *state)
 }
 
 /*
- * What the batch may grow to now: what the other sorts leave of the
- * budgets, less the merge's share once runs exist.  It is taken again as
- * the batch grows, so that a sort that starts while another still loads
- * (a sort in a subplan of the other's input) finds the other's memory as
- * it is, not as it may become.
- *
- * The batch's limit, which its loads never pass, is what it has reserved
- * of the budgets (budget_reserve), not this: a batch reserves as it grows,
- * twice what it holds while the budgets allow, so that sorts that grow at
- * once cannot take the same memory, and gpusort.server_memory holds.
- */
-static Size
-batch_ceiling(Sorter *state)
-{
-	Size		limit = budget_available(&state->budget);
-
-	if (state->runs)
-		limit -= limit / 8;
-	/* the batch whose run is written behind holds its memory until then */
-	if (state->writing_active)
-		limit -= Min(limit, state->writing_held);
-	return limit;
-}
-
-/*
  * Cut the last batch but one short, so that the last batch is a full one.
  *
  * The last batch is not written; it is merged from memory.  Batches that
@@ -371,45 +327,6 @@ balance_runs(Sorter *state)
 	}
 }
 
-/*
- * Reserve for the batch, beside what a run written behind holds, want
- * bytes within its ceiling, or what the budgets grant of them, and make
- * that its limit.  Less than it holds gives the rest back.  True if the
- * limit grew.
- */
-static bool
-reserve_batch(Sorter *state, Size want)
-{
-	SortBatch  *batch = &state->batch;
-	Size		before = batch->limit;
-	Size		granted;
-
-	want = Min(want, Max(state->batch_ceiling, before));
-	granted = budget_reserve(&state->budget, want + state->writing_held);
-	batch->limit = (granted > state->writing_held) ?
-		granted - state->writing_held : 0;
-	return batch->limit > before;
-}
-
-/*
- * Let the batch grow: reserve twice its limit, at least a step more and
- * room for its next arena block, within its ceiling.  True if its limit
- * grew; false if the ceiling or the budgets left it where it was.
- */
-static bool
-grow_batch(Sorter *state)
-{
-	SortBatch  *batch = &state->batch;
-	Size		need = batch_memory(batch, batch->ntuples + MEMORY_CHECK_TUPLES,
-									batch->next_block_size);
-
-	if (batch->limit >= state->batch_ceiling)
-		return false;
-	return reserve_batch(state,
-						 Max(Max(2 * batch->limit, batch->limit + BATCH_RESERVE_STEP),
-							 2 * need));
-}
-
 /* Start a batch: its limit, its keys and its engine. */
 static void
 start_batch(Sorter *state)
@@ -417,10 +334,9 @@ start_batch(Sorter *state)
 	SortBatch  *batch = &state->batch;
 	Size		ceiling;
 
-	ceiling = batch_ceiling(state);
-	state->batch_ceiling = ceiling;
-	batch->limit = 0;
-	(void) reserve_batch(state, BATCH_RESERVE_STEP);
+	sort_memory_start_batch(&state->memory, batch, state->runs != NULL,
+							state->writing_active);
+	ceiling = state->memory.ceiling;
 	balance_runs(state);
 
 	if (state->last_batch_records > 0)
@@ -453,7 +369,7 @@ sort_batch(Sorter *state, bool keep_keys)
 	stats->memory = Max(stats->memory,
 						Max(Max(batch_held(batch), batch->peak_held),
 							held_before + (hostmem_peak() - mapped_before)) +
-						state->writing_held);
+						state->memory.writing_held);
 	stats->records += batch->ntuples;
 	state->last_batch_records = batch->ntuples;
 }
@@ -473,7 +389,7 @@ finish_writing(Sorter *state)
 	runs_finish_write(state->runs);
 	batch_destroy(&state->writing);
 	state->writing_active = false;
-	state->writing_held = 0;
+	state->memory.writing_held = 0;
 	state->sh.stats->spill_ms += gpusort_elapsed_ms(start);
 }
 
@@ -483,7 +399,7 @@ spill_batch(Sorter *state)
 {
 	SortBatch  *batch = &state->batch;
 	Size		held;
-	Size		room = batch->limit + state->writing_held;
+	Size		room = batch->limit + state->memory.writing_held;
 	instr_time	start;
 
 	batch_end_load(batch);
@@ -494,9 +410,9 @@ spill_batch(Sorter *state)
 		state->full_batch_records = (double) batch->ntuples *
 			Max((double) room / (double) held, 1.0);
 	sort_batch(state, true);
-	if (state->budget.server_bound)
+	if (state->memory.budget.server_bound)
 		state->sh.stats->server_limited = true;
-	stat_count_run(state->budget.server_bound);
+	stat_count_run(state->memory.budget.server_bound);
 	if (state->runs == NULL)
 		state->runs = runs_create(&state->sh, state->cxt);
 	/* the previous run's writer, which wrote while this batch loaded */
@@ -506,111 +422,26 @@ spill_batch(Sorter *state)
 	{
 		batch_move(batch, &state->writing);
 		state->writing_active = true;
-		state->writing_held = batch_held(&state->writing);
+		state->memory.writing_held = batch_held(&state->writing);
 	}
 	else
 		batch_reset(batch);
 	state->sh.stats->spill_ms += gpusort_elapsed_ms(start);
 	state->batch_started = false;
-	budget_hold(&state->budget, state->writing_held);
+	budget_hold(&state->memory.budget, state->memory.writing_held);
 }
 
 /*
- * What the batch would hold with more tuples: each takes its records, as
- * batch_memory counts them, and its arena bytes, as those so far took
- * theirs; the arena's free room, a block taken ahead too, takes the first
- * of them.  Not what the batch holds now over its tuples, which counts
- * arrays grown ahead and the arena's free room as if every tuple took its
- * share of them: that overestimate wrote a run where the rows fitted.
- */
-static double
-batch_memory_with(SortBatch *batch, double more)
-{
-	Size		room = batch->block_left + batch->ahead_size;
-	double		per_tuple = batch_tuple_bytes(batch);
-	double		arena_more = Max(more * per_tuple - (double) room, 0.0);
-
-	return (double) batch_memory(batch, batch->ntuples + (size_t) more, 0) +
-		arena_more;
-}
-
-/*
- * Whether to spill the batch before it is full, so that the next batch has
- * room to load while this one's run is written behind the backend: a batch
- * that holds all but WRITE_BEHIND_ROOM of what it may hold (once a run
- * being written is done) is spilled there if the rest of the input will not
- * fit beside it.  The rest is the planner's estimate less what was put;
- * past the estimate, the input is taken to go on if runs were written
- * already, and to end soon if none was.  A run is written several times
- * faster than the backend loads one (on the GPU host, 50M rows of (int8,
- * text): runs of 1.9 GB written in 0.6 s, the load 6.7 s), so little room
- * keeps the load going; more would mean more runs, and a merge of more
- * inputs.
+ * Whether the batch gives its keys up, to be sorted in memory by the
+ * comparators (sort_memory_without_keys says when).
  */
 static bool
-spill_early(Sorter *state, Size held)
+without_keys(Sorter *state)
 {
-	SortBatch  *batch = &state->batch;
-	Size		full = Max(state->batch_ceiling, batch->limit) + state->writing_held;
-	Size		room = full;
-	double		remaining = state->sh.expected_rows - (double) state->tuples_put;
-
-	/*
-	 * The first batch is measured against what batches may hold once runs
-	 * exist (less the merge's eighth), or the next one would have no room;
-	 * but it is kept whole if the rest fits into all it may hold.
-	 */
-	if (state->runs == NULL)
-		room -= room / 8;
-	if (!gpusort_write_behind || batch->ntuples < RUN_WRITE_BEHIND_MIN_RECORDS ||
-		held < room - room / WRITE_BEHIND_ROOM || held >= full ||
-		batch_threads(batch) == 0)
-		return false;
-	if (remaining <= 0)
-		return state->runs != NULL;
-	return batch_memory_with(batch, remaining) > (double) full;
-}
-
-/*
- * Whether the first batch, which its keys would make spill, is to give them
- * up instead and be sorted in memory by the comparators.  PostgreSQL's Sort
- * holds a row in its tuple and NATIVE_ROW_OVERHEAD; a batch holds the tuple
- * and a record (the tuple's pointer, its key, its place in the order, its
- * sorted pointer and, on the CPU, the radix sort's workspace), which can
- * take more.  Just above what Sort needs to sort in memory, a batch with
- * keys would then write a run where Sort writes nothing.  Without keys a
- * batch holds the tuple and 16 bytes (the comparator sort's item: the
- * pointer and the first column's datum, batch_sort.c), less than Sort: so
- * where the planner's estimate of the input, not yet passed, at the arena's
- * bytes per tuple so far and Sort's overhead, fits the memory the batch may
- * have, the batch sorts as Sort does, in memory by the comparators, and
- * needs no temporary space where Sort needs none.  Below that, Sort writes
- * runs too, and the keys sort faster.  Where gpusort.server_memory, which
- * Sort does not know, is what stops the batch, it spills as it would:
- * other sorts hold the server's memory only for a while, and the keys sort
- * the runs faster.
- */
-static bool
-sort_without_keys(Sorter *state)
-{
-	SortBatch  *batch = &state->batch;
-	double		rows = state->sh.expected_rows;
-
-	/*
-	 * An input past the planner's estimate may go on for long: the batch
-	 * keeps its keys, which sort its runs faster.
-	 */
-	if ((double) state->tuples_put > rows ||
-		batch->comparator_sort || state->runs != NULL ||
-		state->writing_active || batch->ntuples == 0 ||
-		state->budget.server_bound ||
-		(state->batch_record_cap != 0 && batch->ntuples >= state->batch_record_cap))
-		return false;
-	if (rows * (batch_tuple_bytes(batch) + NATIVE_ROW_OVERHEAD) >
-		(double) Max(state->batch_ceiling, batch->limit))
-		return false;
-	batch_give_up_keys(batch, "the keys do not fit in the sort's memory beside the rows: PostgreSQL's comparators sort the rows in memory, as Sort would");
-	return true;
+	return sort_memory_without_keys(&state->memory, &state->batch,
+									state->tuples_put, state->runs != NULL,
+									state->writing_active,
+									state->batch_record_cap);
 }
 
 /*
@@ -621,8 +452,10 @@ static void
 writing_done(Sorter *state)
 {
 	finish_writing(state);
-	(void) reserve_batch(state, state->batch.limit);
-	state->batch_ceiling = batch_ceiling(state);
+	(void) sort_memory_reserve_batch(&state->memory, &state->batch,
+									 state->batch.limit);
+	sort_memory_take_ceiling(&state->memory, state->runs != NULL,
+							 state->writing_active);
 }
 
 /*
@@ -636,7 +469,7 @@ make_room(Sorter *state)
 	if (!state->writing_active)
 		return false;
 	writing_done(state);
-	(void) grow_batch(state);
+	(void) sort_memory_grow_batch(&state->memory, &state->batch);
 	return true;
 }
 
@@ -675,17 +508,19 @@ hold_batch_memory(Sorter *state)
 	if (state->writing_active && runs_write_done(state->runs))
 		writing_done(state);
 	else
-		state->batch_ceiling = batch_ceiling(state);
+		sort_memory_take_ceiling(&state->memory, state->runs != NULL,
+								 state->writing_active);
 	if (batch_memory(batch, batch->ntuples, batch->next_block_size) >
 		batch->limit / 2)
-		(void) grow_batch(state);
-	if (held > batch->limit && !grow_batch(state))
+		(void) sort_memory_grow_batch(&state->memory, batch);
+	if (held > batch->limit && !sort_memory_grow_batch(&state->memory, batch))
 		make_room(state);
 	if (held <= batch->limit &&
 		(state->batch_record_cap == 0 || batch->ntuples < state->batch_record_cap) &&
-		!spill_early(state, held))
+		!sort_memory_spill_early(&state->memory, batch, held,
+								 state->tuples_put, state->runs != NULL))
 		return false;
-	if (sort_without_keys(state))
+	if (without_keys(state))
 		return false;
 	spill_batch(state);
 	return true;
@@ -709,8 +544,8 @@ put_tuple(Sorter *state, TupleTableSlot *slot, MinimalTuple tuple)
 		 * More room reserved, a run written behind done, or the keys given
 		 * up: try again
 		 */
-		if (grow_batch(state) || make_room(state) ||
-			(batch_at_limit(batch) && sort_without_keys(state)))
+		if (sort_memory_grow_batch(&state->memory, batch) || make_room(state) ||
+			(batch_at_limit(batch) && without_keys(state)))
 			continue;
 		spill_batch(state);
 		start_batch(state);
@@ -766,8 +601,8 @@ gpusort_sort_putblocks(Sorter *state, const TupleBlock *blocks, int nblocks)
 		n = batch_store_blocks(batch, blocks + nput, nblocks - nput);
 		if (n == 0)
 		{
-			if (grow_batch(state) || make_room(state) ||
-				(batch_at_limit(batch) && sort_without_keys(state)))
+			if (sort_memory_grow_batch(&state->memory, batch) || make_room(state) ||
+				(batch_at_limit(batch) && without_keys(state)))
 				continue;
 			if (before == 0)
 				break;
@@ -798,10 +633,8 @@ start_emit_copy(Sorter *state)
 
 	if (want == 0)
 		return;
-	if (budget_reserve(&state->budget, held + want) >= held + want)
+	if (sort_memory_reserve_emit_copy(&state->memory, held, want))
 		state->emit_copy = emit_copy_start(batch);
-	else
-		budget_hold(&state->budget, held);
 }
 
 /* Return to reading the arena in place: the copy's memory goes. */
@@ -812,7 +645,7 @@ end_emit_copy(Sorter *state)
 		return;
 	emit_copy_end(state->emit_copy);
 	state->emit_copy = NULL;
-	budget_hold(&state->budget, batch_held(&state->batch));
+	budget_hold(&state->memory.budget, batch_held(&state->batch));
 }
 
 void
@@ -828,36 +661,18 @@ gpusort_sort_performsort(Sorter *state)
 	{
 		/* one batch: sorted in memory, read from the arena */
 		sort_batch(state, false);
-		budget_hold(&state->budget, batch_held(batch));
+		budget_hold(&state->memory.budget, batch_held(batch));
 		state->status = SORT_IN_MEMORY;
 	}
 	else
 	{
 		Size		merge_memory;
 		instr_time	start;
-		Size		held;
-		Size		available;
-		Size		granted;
 
 		if (batch->ntuples > 0)
 			sort_batch(state, true);
 		finish_writing(state);
-		held = batch_held(batch);
-
-		/*
-		 * The eighth of the budget that the batches left to the merge,
-		 * reserved with what the last batch holds; at least a merge's
-		 * least, which the server may no longer grant
-		 */
-		available = budget_available(&state->budget);
-		merge_memory = Max(available / 8, RUN_MERGE_MIN_MEMORY);
-		granted = budget_reserve(&state->budget, held + merge_memory);
-		if (granted < held + merge_memory)
-		{
-			merge_memory = Max(granted > held ? granted - held : 0,
-							   RUN_MERGE_MIN_MEMORY);
-			budget_hold(&state->budget, held + merge_memory);
-		}
+		merge_memory = sort_memory_for_merge(&state->memory, batch_held(batch));
 		INSTR_TIME_SET_CURRENT(start);
 		state->merge = runs_merge_start(state->runs, batch, merge_memory,
 										state->random_access);
@@ -867,7 +682,7 @@ gpusort_sort_performsort(Sorter *state)
 			/* the merged result lies on a tape of its own: the batch can go */
 			batch_reset(batch);
 			state->batch_started = false;
-			budget_hold(&state->budget, BLCKSZ);
+			budget_hold(&state->memory.budget, BLCKSZ);
 		}
 		stats->runs_written = runs_written(state->runs);
 		stats->runs_behind = runs_written_behind(state->runs);
@@ -1022,4 +837,60 @@ gpusort_sort_end(Sorter *state)
 	if (state->stats.fallback)
 		pfree(state->stats.fallback);
 	pfree(state);
+}
+
+/* A parallel load's share of the budget (sort.h), for its blocks. */
+struct SortLoadShare
+{
+	BudgetShare budget;
+};
+
+/*
+ * A parallel load's share of the budget for its blocks, in
+ * CurrentMemoryContext and given back with it, which counts the load's
+ * workers, as planned, for the backend's default budget while it lives
+ * (work_mem each, as a parallel Sort has: sort_memory.c).
+ */
+SortLoadShare *
+gpusort_sort_load_share(int workers)
+{
+	SortLoadShare *share = palloc(sizeof(SortLoadShare));
+
+	budget_join(&share->budget, CurrentMemoryContext);
+	budget_count_workers(&share->budget, workers);
+	return share;
+}
+
+/*
+ * What the budgets leave the load's blocks now, beside everything else its
+ * sorts hold: an answer, not a promise (gpusort_sort_load_reserve).
+ */
+Size
+gpusort_sort_load_room(SortLoadShare *share)
+{
+	return budget_available(&share->budget);
+}
+
+/*
+ * Make what the load's blocks hold want bytes, or as near as the budgets
+ * grant, and return what they hold then.
+ */
+Size
+gpusort_sort_load_reserve(SortLoadShare *share, Size want)
+{
+	return budget_reserve(&share->budget, want);
+}
+
+/* The load's blocks hold bytes now: less gives the rest back. */
+void
+gpusort_sort_load_hold(SortLoadShare *share, Size bytes)
+{
+	budget_hold(&share->budget, bytes);
+}
+
+/* What the load's blocks hold of the budget. */
+Size
+gpusort_sort_load_held(const SortLoadShare *share)
+{
+	return share->budget.held;
 }

@@ -16,13 +16,15 @@
  * Unlike tuplesort_begin_heap, begin takes no memory limit: the memory a
  * sort may hold is what the backend's budget (gpusort.max_memory), shared
  * by all of the backend's sorts, and the server's (gpusort.server_memory)
- * leave it at each step (sort_budget.c), not a fixed amount its caller
+ * leave it at each step (sort_memory.c), not a fixed amount its caller
  * could know at begin.
  *
  * This header is the one interface of the sort module for the executor
- * nodes.  A parallel load's workers form their tuples with
- * gpusort_copy_slot_tuple (tuple_block.h), as the sort's own load does,
- * and the leader hands them in as TupleBlocks.
+ * nodes: a node needs nothing of the module but it.  A parallel load's
+ * workers form their tuples with gpusort_copy_slot_tuple (tuple_block.h),
+ * as the sort's own load does, and the leader hands them in as
+ * TupleBlocks.  The blocks in flight count in the budget, in a share of
+ * the load's own (SortLoadShare), which counts the load's workers too.
  *
  * The sort module keeps its own statistics (sort_stats.h), timing each
  * phase itself, the load included; the node reads them with one call,
@@ -71,5 +73,18 @@ extern bool gpusort_sort_rescan(Sorter *state);
 extern void gpusort_sort_reset(Sorter *state);
 extern const GpuSortStats *gpusort_sort_get_stats(Sorter *state);
 extern void gpusort_sort_end(Sorter *state);
+
+/*
+ * A parallel load's share of the budget, for the blocks of shared memory
+ * that its workers fill and the leader puts into its sort: it lives as
+ * long as the memory it was made in.
+ */
+typedef struct SortLoadShare SortLoadShare;
+
+extern SortLoadShare *gpusort_sort_load_share(int workers);
+extern Size gpusort_sort_load_room(SortLoadShare *share);
+extern Size gpusort_sort_load_reserve(SortLoadShare *share, Size want);
+extern void gpusort_sort_load_hold(SortLoadShare *share, Size bytes);
+extern Size gpusort_sort_load_held(const SortLoadShare *share);
 
 #endif							/* GPUSORT_SORT_H */

@@ -7,7 +7,7 @@
  *
  * A server in a container, or in a systemd unit with MemoryMax=, can use no
  * more memory than its cgroup allows, whatever the machine has: budgets
- * taken from the machine's memory alone (sort_budget.c) would have the
+ * taken from the machine's memory alone (sort_memory.c) would have the
  * kernel's OOM killer end a backend, and the postmaster restart the whole
  * server, before a sort wrote a single run.  The process's cgroup is in
  * /proc/self/cgroup: the v1 line whose controllers include memory or, where
@@ -20,7 +20,7 @@
  * the cgroup's up to the mount counts.  "max" (v2) and v1's unlimited (the
  * largest page count, near 2^63) are no limit.
  *
- * Plain C, free of PostgreSQL: sort_budget.c calls cgroup_memory_limit
+ * Plain C, free of PostgreSQL: sort_memory.c calls cgroup_memory_limit
  * once per process, and test/cgroup runs it, and the parser of a limit
  * file's text (cgroup_memory_parse_limit), on files of its own.
  *

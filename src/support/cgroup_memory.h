@@ -2,7 +2,7 @@
  *
  * cgroup_memory.h
  *	  The memory limit of the process's own control group (cgroup_memory.c),
- *	  which sort_budget.c takes, where it is lower, instead of the
+ *	  which sort_memory.c takes, where it is lower, instead of the
  *	  machine's physical memory.  Plain C, free of PostgreSQL, so that
  *	  test/cgroup checks it against files of its own.
  *

@@ -47,7 +47,7 @@ bool		gpusort_keyless_sorts = false;
 int			gpusort_engine = GPUSORT_ENGINE_AUTO;
 int			gpusort_key_width = GPUSORT_MAX_KEY_BYTES;
 int			gpusort_max_memory_kb = -1;	/* -1: derived, work_mem at least
-												 * (sort_budget.c) */
+												 * (sort_memory.c) */
 int			gpusort_server_memory_kb = -1;	/* -1: half the machine's memory */
 int			gpusort_gpu_memory_kb = 0;	/* 0: whatever the GPU has free */
 int			gpusort_gpu_algorithm = GPUSORT_ALGO_AUTO;
@@ -91,7 +91,7 @@ check_key_width(int *newval, void **extra, GucSource source)
 	return true;
 }
 
-/* gpusort.max_memory: -1 (derived, sort_budget.c) or at least 64 kB */
+/* gpusort.max_memory: -1 (derived, sort_memory.c) or at least 64 kB */
 static bool
 check_max_memory(int *newval, void **extra, GucSource source)
 {

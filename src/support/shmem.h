@@ -5,7 +5,7 @@
  *	  all backends share, apart from the GPU service (service.h).
  *
  * It holds the host memory all GpuSorts hold against
- * gpusort.server_memory (sort_budget.c), the sorts whose pool threads run
+ * gpusort.server_memory (sort_memory.c), the sorts whose pool threads run
  * (threadpool.c), and the counters of the view gpusort_stat (stat.c),
  * with what they count (ServiceFallback, StatSortedBy), so that stat.c
  * reads them here and shmem.c needs nothing of it.
@@ -48,7 +48,7 @@ typedef enum StatSortedBy
 
 typedef struct GpuSortShared
 {
-	/* host memory the GpuSorts of all backends hold now (sort_budget.c) */
+	/* host memory the GpuSorts of all backends hold now (sort_memory.c) */
 	pg_atomic_uint64 sort_memory_held;
 	/* the most it has been since the server started */
 	pg_atomic_uint64 sort_memory_peak;

@@ -34,7 +34,7 @@ stat_count_sort(StatSortedBy by, uint64 rows)
 	}
 }
 
-/* A sorted run was written: because of which budget (sort_budget.c)? */
+/* A sorted run was written: because of which budget (sort_memory.c)? */
 void
 stat_count_run(bool for_server_budget)
 {

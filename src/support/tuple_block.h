@@ -3,7 +3,7 @@
  * tuple_block.h
  *	  A tuple formed once, as a MinimalTuple, in space its caller gives:
  *	  the sort's arena (batch_load.c), or a parallel load's block of shared
- *	  memory (nodeGpuSortLoad.c), which the leader then puts into its sort
+ *	  memory (load_blocks.c), which the leader then puts into its sort
  *	  whole (TupleBlock).
  *
  * Both sides of a parallel load form their tuples here, so that the node
@@ -24,7 +24,7 @@
 
 /*
  * A block of MAXALIGNed MinimalTuples put into a sort at once (a parallel
- * load's block, nodeGpuSortLoad.c): tuple i lies at base + offsets[i], the
+ * load's block, load_blocks.c): tuple i lies at base + offsets[i], the
  * tuples downward from base + high, each right below the one before, and
  * the last at base + low.  So tuples [from, to) fill the span from
  * offsets[to - 1] up to offsets[from - 1] (high for the first), which the

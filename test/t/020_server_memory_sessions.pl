@@ -5,7 +5,7 @@
 # blocks counted in the leader's budget) of rows that need more than the
 # server's budget leaves each of them (a sixteenth), so that they grow,
 # spill and grow again against each other.  Sorts reserve before they grow
-# (sort_budget.c), in one compare-and-swap on the server's total, and the
+# (sort_memory.c), in one compare-and-swap on the server's total, and the
 # server keeps a reserve for sorts below their minimum; so:
 #  1. the server's count of sort memory, sampled while they run, and its
 #     peak since the server started (gpusort_stat's peak, kept by every

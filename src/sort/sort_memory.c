@@ -1,9 +1,15 @@
 /*-------------------------------------------------------------------------
  *
- * sort_budget.c
- *	  The memory budgets of GpuSort: gpusort.max_memory for every GpuSort
- *	  of a backend together, and gpusort.server_memory for every GpuSort
- *	  of the server together.
+ * sort_memory.c
+ *	  The sort module's memory: the budgets of GpuSort, gpusort.max_memory
+ *	  for every GpuSort of a backend together and gpusort.server_memory for
+ *	  every GpuSort of the server together, and the policy by which a
+ *	  sort's batches, its merge and its emit copy take of them.
+ *
+ * The sort (sort.c) asks this file what a batch may hold and when it is
+ * to spill; the batch measures what it holds (batch_memory, batch.c), and
+ * the parallel load holds its blocks in a share of the budget of its own
+ * (through sort.h).
  *
  * PostgreSQL's Sort takes work_mem for each sort node, so a plan with five
  * sorts may hold five times work_mem.  GpuSort instead keeps one budget per
@@ -35,14 +41,14 @@
  * (budget_reserve): one compare-and-swap on the counter moves what it
  * holds only if the server's total stays within the limit, and a sort
  * that gets less than it asked for grows no further, or writes a run.  A
- * batch grows its reservation in steps as it fills (sort.c), and the
- * blocks of a parallel load reserve before the workers may fill them
- * (nodeGpuSortLoad.c), so the counter never holds less than the memory,
- * and what a sort reserved and did not use goes back when it writes its
- * run or ends.  A backend that exits takes out what it still counts
- * (on_shmem_exit), and a crash restart initializes the counter again.
- * Loaded without shared_preload_libraries there is no shared memory, and
- * only the backend's budget applies.
+ * batch grows its reservation in steps as it fills (sort_memory_grow_batch),
+ * and the blocks of a parallel load reserve before the workers may fill them
+ * (load_blocks.c), so the counter never holds less than the memory, and
+ * what a sort reserved and did not use goes back when it writes its run or
+ * ends.  A backend that exits takes out what it still counts (on_shmem_exit),
+ * and a crash restart initializes the counter again.  Loaded without
+ * shared_preload_libraries there is no shared memory, and only the backend's
+ * budget applies.
  *
  * When the others hold it all, a sort still gets BUDGET_SORT_MINIMUM (or
  * the backend's budget, if smaller) and spills in runs of that size, so
@@ -68,13 +74,34 @@
  * workers are backends of their own: each has its own backend budget, and
  * counts in the server's.
  *
- * A sort (sort.c) and a parallel load (nodeGpuSortLoad.c) each take a
- * share with budget_join, ask what is left with budget_available, reserve
- * with budget_reserve and say what they hold with budget_hold; the load
- * counts its query's workers with budget_count_workers, and sort.c reads
- * the backend's budget (budget_total) for EXPLAIN.  The SQL functions
- * (views.c) report the server's limit (budget_server_limit) and where the
- * defaults come from (budget_describe_memory).
+ * A sort's batch may hold what the backend's budget leaves to the sort, or
+ * less where the server's budget has less left (its ceiling), and grows its
+ * reservation in steps as it fills.  When it is full, sort.c sorts it and
+ * writes it as a run, and loading goes on into an empty batch; once the
+ * sort has spilled, each later batch leaves an eighth of what it may take
+ * to the merge's read buffers.  With gpusort.write_behind, a run is written
+ * by its batch's pool threads while the backend loads the next batch, and
+ * until it is written the next batch may hold only what the budget leaves
+ * beside it.  So that it has room to load meanwhile, a batch that will not
+ * take the rest of the input is spilled at seven eighths of what a batch
+ * may hold once runs exist (sort_memory_spill_early), about 77% of the
+ * budget, so that the next batch has about a ninth of the budget to load
+ * into while the run is written; it waits for the writer only when it has
+ * filled that.  A first batch that its keys alone would make spill gives
+ * them up instead, where the rows fit as PostgreSQL's Sort holds them
+ * (sort_memory_without_keys).
+ *
+ * What the others call: sort.c, the only caller, takes a share for a sort
+ * and for a parallel load's blocks (budget_join; the load's workers counted
+ * with budget_count_workers), asks what is left (budget_available),
+ * reserves (budget_reserve) and says what it holds (budget_hold), reads the
+ * backend's budget for EXPLAIN (budget_total), and asks the policy what a
+ * batch may hold: sort_memory_take_ceiling, sort_memory_start_batch,
+ * sort_memory_reserve_batch, sort_memory_grow_batch,
+ * sort_memory_spill_early, sort_memory_without_keys,
+ * sort_memory_reserve_emit_copy and sort_memory_for_merge.  The SQL
+ * functions (views.c) report the server's limit (budget_server_limit) and
+ * where the defaults come from (budget_describe_memory).
  *
  *-------------------------------------------------------------------------
  */
@@ -86,7 +113,9 @@
 #include "storage/ipc.h"
 #include "utils/memutils.h"
 
-#include "sort/sort_budget.h"
+#include "runs/run.h"
+#include "runs/run_merge.h"
+#include "sort/sort_memory.h"
 #include "support/cgroup_memory.h"
 #include "support/settings.h"
 #include "support/shmem.h"
@@ -99,6 +128,26 @@
  * other byte is held still finds its minimum within the limit.
  */
 #define BUDGET_SERVER_RESERVE_FRACTION	16
+
+/* the least a batch reserves of the budgets at a time */
+#define BATCH_RESERVE_STEP	((Size) 8 * 1024 * 1024)
+
+/* a batch to be written behind leaves 1/WRITE_BEHIND_ROOM for the next */
+#define WRITE_BEHIND_ROOM	8
+
+/*
+ * What PostgreSQL's Sort holds for a row in memory beside the tuple: its
+ * SortTuple (24 bytes), and the header of the tuple's allocation, in a
+ * generation context before 17 (24 bytes in 15, a MemoryChunk's 8 in 16)
+ * and a bump context, which has none, from 17 on.
+ */
+#if PG_VERSION_NUM >= 170000
+#define NATIVE_ROW_OVERHEAD	24
+#elif PG_VERSION_NUM >= 160000
+#define NATIVE_ROW_OVERHEAD	(24 + 8)
+#else
+#define NATIVE_ROW_OVERHEAD	(24 + 24)
+#endif
 
 /* what the backend's sorts hold together */
 static Size backend_in_use = 0;
@@ -507,4 +556,216 @@ budget_reserve(BudgetShare *share, Size want)
 			return grant;
 		}
 	}
+}
+
+/*
+ * What the batch may grow to now (mem->ceiling): what the other sorts leave
+ * of the budgets, less the merge's share once runs exist (spilled), less
+ * what the batch whose run is written behind holds until then (writing).
+ * It is taken again as the batch grows, so that a sort that starts while
+ * another still loads (a sort in a subplan of the other's input) finds the
+ * other's memory as it is, not as it may become.
+ *
+ * The batch's limit, which its loads never pass, is what it has reserved
+ * of the budgets (budget_reserve), not this: a batch reserves as it grows,
+ * twice what it holds while the budgets allow, so that sorts that grow at
+ * once cannot take the same memory, and gpusort.server_memory holds.
+ */
+void
+sort_memory_take_ceiling(SortMemory *mem, bool spilled, bool writing)
+{
+	Size		limit = budget_available(&mem->budget);
+
+	if (spilled)
+		limit -= limit / 8;
+	/* the batch whose run is written behind holds its memory until then */
+	if (writing)
+		limit -= Min(limit, mem->writing_held);
+	mem->ceiling = limit;
+}
+
+/*
+ * Reserve for the batch, beside what a run written behind holds, want
+ * bytes within its ceiling, or what the budgets grant of them, and make
+ * that its limit.  Less than it holds gives the rest back.  True if the
+ * limit grew.
+ */
+bool
+sort_memory_reserve_batch(SortMemory *mem, SortBatch *batch, Size want)
+{
+	Size		before = batch->limit;
+	Size		granted;
+
+	want = Min(want, Max(mem->ceiling, before));
+	granted = budget_reserve(&mem->budget, want + mem->writing_held);
+	batch->limit = (granted > mem->writing_held) ?
+		granted - mem->writing_held : 0;
+	return batch->limit > before;
+}
+
+/* A new batch: its ceiling, and a first step of it reserved as its limit. */
+void
+sort_memory_start_batch(SortMemory *mem, SortBatch *batch, bool spilled,
+						bool writing)
+{
+	sort_memory_take_ceiling(mem, spilled, writing);
+	batch->limit = 0;
+	(void) sort_memory_reserve_batch(mem, batch, BATCH_RESERVE_STEP);
+}
+
+/*
+ * Let the batch grow: reserve twice its limit, at least a step more and
+ * room for its next arena block, within its ceiling.  True if its limit
+ * grew; false if the ceiling or the budgets left it where it was.
+ */
+bool
+sort_memory_grow_batch(SortMemory *mem, SortBatch *batch)
+{
+	Size		need = batch_memory(batch, batch->ntuples + MEMORY_CHECK_TUPLES,
+									batch->next_block_size);
+
+	if (batch->limit >= mem->ceiling)
+		return false;
+	return sort_memory_reserve_batch(mem, batch,
+									 Max(Max(2 * batch->limit, batch->limit + BATCH_RESERVE_STEP),
+										 2 * need));
+}
+
+/*
+ * What the batch would hold with more tuples: each takes its records, as
+ * batch_memory counts them, and its arena bytes, as those so far took
+ * theirs; the arena's free room, a block taken ahead too, takes the first
+ * of them.  Not what the batch holds now over its tuples, which counts
+ * arrays grown ahead and the arena's free room as if every tuple took its
+ * share of them: that overestimate wrote a run where the rows fitted.
+ */
+static double
+batch_memory_with(SortBatch *batch, double more)
+{
+	Size		room = batch->block_left + batch->ahead_size;
+	double		per_tuple = batch_tuple_bytes(batch);
+	double		arena_more = Max(more * per_tuple - (double) room, 0.0);
+
+	return (double) batch_memory(batch, batch->ntuples + (size_t) more, 0) +
+		arena_more;
+}
+
+/*
+ * Whether to spill the batch, which holds held bytes after tuples_put
+ * tuples of the sort's input, before it is full, so that the next batch
+ * has room to load while this one's run is written behind the backend: a
+ * batch that holds all but WRITE_BEHIND_ROOM of what it may hold (once a
+ * run being written is done) is spilled there if the rest of the input
+ * will not fit beside it.  The rest is the planner's estimate less what
+ * was put; past the estimate, the input is taken to go on if runs were
+ * written already (spilled), and to end soon if none was.  A run is written
+ * several times faster than the backend loads one (on the GPU host, 50M
+ * rows of (int8, text): runs of 1.9 GB written in 0.6 s, the load 6.7 s),
+ * so little room keeps the load going; more would mean more runs, and a
+ * merge of more inputs.
+ */
+bool
+sort_memory_spill_early(SortMemory *mem, SortBatch *batch, Size held,
+						int64 tuples_put, bool spilled)
+{
+	Size		full = Max(mem->ceiling, batch->limit) + mem->writing_held;
+	Size		room = full;
+	double		remaining = batch->sh->expected_rows - (double) tuples_put;
+
+	/*
+	 * The first batch is measured against what batches may hold once runs
+	 * exist (less the merge's eighth), or the next one would have no room;
+	 * but it is kept whole if the rest fits into all it may hold.
+	 */
+	if (!spilled)
+		room -= room / 8;
+	if (!gpusort_write_behind || batch->ntuples < RUN_WRITE_BEHIND_MIN_RECORDS ||
+		held < room - room / WRITE_BEHIND_ROOM || held >= full ||
+		batch_threads(batch) == 0)
+		return false;
+	if (remaining <= 0)
+		return spilled;
+	return batch_memory_with(batch, remaining) > (double) full;
+}
+
+/*
+ * Whether the first batch, which its keys would make spill, is to give them
+ * up instead and be sorted in memory by the comparators; it gives them up
+ * if so.  PostgreSQL's Sort holds a row in its tuple and
+ * NATIVE_ROW_OVERHEAD; a batch holds the tuple and a record (the tuple's
+ * pointer, its key, its place in the order, its sorted pointer and, on the
+ * CPU, the radix sort's workspace), which can take more.  Just above what
+ * Sort needs to sort in memory, a batch with keys would then write a run
+ * where Sort writes nothing.  Without keys a batch holds the tuple and 16
+ * bytes (the comparator sort's item: the pointer and the first column's
+ * datum, batch_sort.c), less than Sort: so where the planner's estimate of
+ * the input, not yet passed, at the arena's bytes per tuple so far and
+ * Sort's overhead, fits the memory the batch may have, the batch sorts as
+ * Sort does, in memory by the comparators, and needs no temporary space
+ * where Sort needs none.  Below that, Sort writes runs too, and the keys
+ * sort faster.  Where gpusort.server_memory, which Sort does not know, is
+ * what stops the batch, it spills as it would: other sorts hold the
+ * server's memory only for a while, and the keys sort the runs faster.
+ *
+ * tuples_put: the sort's input so far; spilled: runs were written;
+ * writing: one is written behind now; record_cap: 0, or the most records
+ * the batch takes (sort.c's balance_runs).
+ */
+bool
+sort_memory_without_keys(SortMemory *mem, SortBatch *batch, int64 tuples_put,
+						 bool spilled, bool writing, size_t record_cap)
+{
+	double		rows = batch->sh->expected_rows;
+
+	/*
+	 * An input past the planner's estimate may go on for long: the batch
+	 * keeps its keys, which sort its runs faster.
+	 */
+	if ((double) tuples_put > rows ||
+		batch->comparator_sort || spilled ||
+		writing || batch->ntuples == 0 ||
+		mem->budget.server_bound ||
+		(record_cap != 0 && batch->ntuples >= record_cap))
+		return false;
+	if (rows * (batch_tuple_bytes(batch) + NATIVE_ROW_OVERHEAD) >
+		(double) Max(mem->ceiling, batch->limit))
+		return false;
+	batch_give_up_keys(batch, "the keys do not fit in the sort's memory beside the rows: PostgreSQL's comparators sort the rows in memory, as Sort would");
+	return true;
+}
+
+/*
+ * Whether the budgets grant want bytes for the emit copy (batch_emit.c)
+ * beside the held bytes of the batch; if not, the sort holds the batch's
+ * alone.
+ */
+bool
+sort_memory_reserve_emit_copy(SortMemory *mem, Size held, Size want)
+{
+	if (budget_reserve(&mem->budget, held + want) >= held + want)
+		return true;
+	budget_hold(&mem->budget, held);
+	return false;
+}
+
+/*
+ * The merge's memory, once the input has ended with runs written, held
+ * with the held bytes of the last batch: the eighth of the budget that the
+ * batches left to it, at least a merge's least, which the server may no
+ * longer grant.
+ */
+Size
+sort_memory_for_merge(SortMemory *mem, Size held)
+{
+	Size		available = budget_available(&mem->budget);
+	Size		merge_memory = Max(available / 8, RUN_MERGE_MIN_MEMORY);
+	Size		granted = budget_reserve(&mem->budget, held + merge_memory);
+
+	if (granted < held + merge_memory)
+	{
+		merge_memory = Max(granted > held ? granted - held : 0,
+						   RUN_MERGE_MIN_MEMORY);
+		budget_hold(&mem->budget, held + merge_memory);
+	}
+	return merge_memory;
 }
