@@ -50,6 +50,16 @@
  * shared_preload_libraries there is no shared memory, and only the backend's
  * budget applies.
  *
+ * The server's budget alone would let one role take it all: a client that
+ * opens cursors over large sorts and leaves them idle in their
+ * transactions holds their memory for as long as it likes.  So what the
+ * sessions of each role hold is added up too, in a slot of the server's
+ * table (GpuSortRoleMemory, shmem.h) for each role with a counted session,
+ * and gpusort.role_memory (a quarter of the server's budget by default)
+ * bounds it, reserved in the same way and before the server's total: a
+ * sort that would pass it spills instead.  The role is the session user,
+ * which SET ROLE does not change; superusers' sessions are not bound.
+ *
  * When the others hold it all, a sort still gets BUDGET_SORT_MINIMUM (or
  * the backend's budget, if smaller) and spills in runs of that size, so
  * that it finishes rather than fail or wait on memory that a cursor may
@@ -110,6 +120,7 @@
 #include <unistd.h>
 
 #include "miscadmin.h"
+#include "storage/spin.h"
 #include "storage/ipc.h"
 #include "utils/memutils.h"
 
@@ -169,11 +180,69 @@ typedef enum ServerCount
 
 static ServerCount server_count = SERVER_UNCOUNTED;
 
+/*
+ * The backend's role, the session user (SET ROLE does not change it), and
+ * whether gpusort.role_memory bounds it (not a superuser's session): known
+ * from the backend's first sort (budget_join), where the catalog may be
+ * read.  role_slot: its slot in the server's table once the backend is
+ * counted there, NULL where it is not (a superuser, a table full).
+ */
+static Oid	backend_role = InvalidOid;
+static bool role_bounded = false;
+static GpuSortRoleMemory *role_slot = NULL;
+
+/* Count the backend in its role's slot, taking a free one for a new role. */
+static void
+role_attach(void)
+{
+	GpuSortRoleMemory *found = NULL;
+	GpuSortRoleMemory *free_slot = NULL;
+
+	if (!role_bounded)
+		return;
+	SpinLockAcquire(&gpusort_shared->roles_lock);
+	for (int i = 0; i < GPUSORT_ROLE_SLOTS && found == NULL; i++)
+	{
+		GpuSortRoleMemory *slot = &gpusort_shared->roles[i];
+
+		if (slot->role == backend_role)
+			found = slot;
+		else if (slot->role == InvalidOid && free_slot == NULL)
+			free_slot = slot;
+	}
+	if (found == NULL && free_slot != NULL)
+	{
+		found = free_slot;
+		found->role = backend_role;
+		found->backends = 0;
+		pg_atomic_write_u64(&found->held, 0);
+	}
+	if (found != NULL)
+		found->backends++;
+	SpinLockRelease(&gpusort_shared->roles_lock);
+	role_slot = found;
+}
+
+/* The backend leaves its role's slot, which its role's last session frees. */
+static void
+role_detach(void)
+{
+	if (role_slot == NULL)
+		return;
+	pg_atomic_fetch_sub_u64(&role_slot->held, (int64) backend_in_use);
+	SpinLockAcquire(&gpusort_shared->roles_lock);
+	if (--role_slot->backends == 0)
+		role_slot->role = InvalidOid;
+	SpinLockRelease(&gpusort_shared->roles_lock);
+	role_slot = NULL;
+}
+
 /* The backend exits: what its sorts still hold leaves the server's total. */
 static void
 uncount_backend_at_exit(int code, Datum arg)
 {
 	pg_atomic_fetch_sub_u64(&gpusort_shared->sort_memory_held, (int64) backend_in_use);
+	role_detach();
 	server_count = SERVER_LEFT;
 }
 
@@ -205,6 +274,9 @@ server_counts_backend(void)
 			return false;
 		on_shmem_exit(uncount_backend_at_exit, 0);
 		server_count = SERVER_COUNTED;
+		role_attach();
+		if (role_slot)
+			pg_atomic_fetch_add_u64(&role_slot->held, (int64) backend_in_use);
 		note_peak(pg_atomic_add_fetch_u64(&gpusort_shared->sort_memory_held,
 										  (int64) backend_in_use));
 	}
@@ -226,8 +298,12 @@ move_held(Size old_bytes, Size new_bytes)
 	counted = server_counts_backend();
 	backend_in_use = backend_in_use - old_bytes + new_bytes;
 	if (counted)
+	{
 		note_peak(pg_atomic_add_fetch_u64(&gpusort_shared->sort_memory_held,
 										  change));
+		if (role_slot)
+			pg_atomic_fetch_add_u64(&role_slot->held, change);
+	}
 }
 
 static void
@@ -248,6 +324,11 @@ budget_join(BudgetShare *share, MemoryContext owner)
 	share->held = 0;
 	share->workers = 0;
 	share->server_bound = false;
+	if (!OidIsValid(backend_role))
+	{
+		backend_role = GetSessionUserId();
+		role_bounded = !superuser_arg(backend_role);
+	}
 	share->release.func = budget_release;
 	share->release.arg = share;
 	MemoryContextRegisterResetCallback(owner, &share->release);
@@ -478,6 +559,35 @@ server_room(BudgetShare *share, Size server, uint64 held_all)
 }
 
 /*
+ * gpusort.role_memory in bytes, of a server budget of server bytes: -1
+ * resolved to a quarter of it; 0 where the backend's role is not bound (a
+ * superuser's session, no slot, or no server budget).
+ */
+static Size
+role_limit(Size server)
+{
+	if (role_slot == NULL || server == 0 || gpusort_role_memory_kb == 0)
+		return 0;
+	if (gpusort_role_memory_kb > 0)
+		return Min((Size) gpusort_role_memory_kb * 1024, server);
+	return server / 4;
+}
+
+/*
+ * What the role's budget leaves the share to grow to, beside what the
+ * role's other sorts hold, where they and the share hold role_held: never
+ * less than the sort's minimum, which every sort may hold.
+ */
+static Size
+role_room(BudgetShare *share, Size limit, uint64 role_held)
+{
+	Size		others = (role_held > share->held) ? (Size) role_held - share->held : 0;
+	Size		room = (others < limit) ? limit - others : 0;
+
+	return Max(room, sort_minimum());
+}
+
+/*
  * What the sort may hold in all, as things are now: what the backend's
  * other sorts leave of its budget, or what the server's other sorts leave
  * of the server's, if that is less (share->server_bound says which).  An
@@ -496,6 +606,11 @@ budget_available(BudgetShare *share)
 		Size		server_left = server_room(share, server,
 											  pg_atomic_read_u64(&gpusort_shared->sort_memory_held));
 
+		Size		role = role_limit(server);
+
+		if (role > 0)
+			server_left = Min(server_left,
+							  role_room(share, role, pg_atomic_read_u64(&role_slot->held)));
 		if (server_left < left)
 		{
 			left = server_left;
@@ -518,6 +633,7 @@ budget_reserve(BudgetShare *share, Size want)
 {
 	Size		target = Min(want, Max(backend_room(share), sort_minimum()));
 	Size		server = budget_server_limit();
+	Size		role;
 	uint64		held_all;
 
 	if (want <= share->held)
@@ -533,6 +649,36 @@ budget_reserve(BudgetShare *share, Size want)
 		return target;
 	}
 
+	/*
+	 * The role's budget first, in a compare-and-swap on its total: what it
+	 * grants is then reserved there, and what the server's grants not goes
+	 * back, so that the role's total never holds less than its sorts do.
+	 */
+	role = role_limit(server);
+	if (role > 0)
+	{
+		uint64		role_held = pg_atomic_read_u64(&role_slot->held);
+
+		for (;;)
+		{
+			Size		grant = Min(target, role_room(share, role, role_held));
+
+			if (grant <= share->held)
+			{
+				share->server_bound = true;
+				return share->held;
+			}
+			if (pg_atomic_compare_exchange_u64(&role_slot->held, &role_held,
+											   role_held - share->held + grant))
+			{
+				if (grant < target)
+					share->server_bound = true;
+				target = grant;
+				break;
+			}
+		}
+	}
+
 	held_all = pg_atomic_read_u64(&gpusort_shared->sort_memory_held);
 	for (;;)
 	{
@@ -541,6 +687,8 @@ budget_reserve(BudgetShare *share, Size want)
 
 		if (grant <= share->held)
 		{
+			if (role > 0)
+				pg_atomic_fetch_sub_u64(&role_slot->held, (int64) (target - share->held));
 			share->server_bound = true;
 			return share->held;
 		}
@@ -548,6 +696,8 @@ budget_reserve(BudgetShare *share, Size want)
 		if (pg_atomic_compare_exchange_u64(&gpusort_shared->sort_memory_held,
 										   &held_all, new_all))
 		{
+			if (role > 0 && grant < target)
+				pg_atomic_fetch_sub_u64(&role_slot->held, (int64) (target - grant));
 			backend_in_use = backend_in_use - share->held + grant;
 			share->held = grant;
 			note_peak(new_all);

@@ -49,6 +49,7 @@ int			gpusort_key_width = GPUSORT_MAX_KEY_BYTES;
 int			gpusort_max_memory_kb = -1;	/* -1: derived, work_mem at least
 												 * (sort_memory.c) */
 int			gpusort_server_memory_kb = -1;	/* -1: half the machine's memory */
+int			gpusort_role_memory_kb = -1;	/* -1: a quarter of the server's */
 int			gpusort_gpu_memory_kb = 0;	/* 0: whatever the GPU has free */
 int			gpusort_gpu_algorithm = GPUSORT_ALGO_AUTO;
 int			gpusort_gpu_min_rows = 1000000;
@@ -291,6 +292,16 @@ settings_init(GucIntAssignHook host_cache_assign)
 							"limit beyond each backend's gpusort.max_memory.  Needs "
 							"gpusort in shared_preload_libraries.",
 							&gpusort_server_memory_kb,
+							-1, -1, MAX_KILOBYTES,
+							PGC_SIGHUP, GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpusort.role_memory",
+							"Host memory the GpuSorts of one role's sessions may hold "
+							"together, of gpusort.server_memory.",
+							"-1 means a quarter of gpusort.server_memory, 0 no bound "
+							"beyond it.  Superusers' sessions are not bound by it.",
+							&gpusort_role_memory_kb,
 							-1, -1, MAX_KILOBYTES,
 							PGC_SIGHUP, GUC_UNIT_KB,
 							NULL, NULL, NULL);

@@ -53,6 +53,7 @@ extern int	gpusort_engine;
 extern int	gpusort_key_width;
 extern int	gpusort_max_memory_kb;
 extern int	gpusort_server_memory_kb;
+extern int	gpusort_role_memory_kb;
 extern int	gpusort_gpu_memory_kb;
 extern int	gpusort_gpu_algorithm;
 extern int	gpusort_gpu_min_rows;

@@ -50,6 +50,9 @@ gpusort_shmem_startup(void)
 		memset(shared, 0, sizeof(GpuSortShared));
 		pg_atomic_init_u64(&shared->sort_memory_held, 0);
 		pg_atomic_init_u64(&shared->sort_memory_peak, 0);
+		SpinLockInit(&shared->roles_lock);
+		for (int i = 0; i < GPUSORT_ROLE_SLOTS; i++)
+			pg_atomic_init_u64(&shared->roles[i].held, 0);
 		pg_atomic_init_u32(&shared->sorts_with_threads, 0);
 		for (int i = 0; i < NUM_STAT_SORTED; i++)
 		{

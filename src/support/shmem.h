@@ -21,6 +21,7 @@
 #include "postgres.h"
 
 #include "port/atomics.h"
+#include "storage/spin.h"
 
 /* Why a sort that wanted the GPU ran on the CPU. */
 typedef enum ServiceFallback
@@ -46,12 +47,29 @@ typedef enum StatSortedBy
 	NUM_STAT_SORTED
 } StatSortedBy;
 
+/*
+ * What the GpuSorts of one role's sessions hold together (sort_memory.c),
+ * which gpusort.role_memory bounds: a slot for each role with a session
+ * whose sorts are counted, free again when its last such session ends.
+ */
+#define GPUSORT_ROLE_SLOTS	256
+
+typedef struct GpuSortRoleMemory
+{
+	Oid			role;			/* InvalidOid: free (under roles_lock) */
+	int			backends;		/* sessions counted here (under roles_lock) */
+	pg_atomic_uint64 held;
+} GpuSortRoleMemory;
+
 typedef struct GpuSortShared
 {
 	/* host memory the GpuSorts of all backends hold now (sort_memory.c) */
 	pg_atomic_uint64 sort_memory_held;
 	/* the most it has been since the server started */
 	pg_atomic_uint64 sort_memory_peak;
+	/* what each role's sessions hold of it (sort_memory.c) */
+	slock_t		roles_lock;
+	GpuSortRoleMemory roles[GPUSORT_ROLE_SLOTS];
 
 	/* sorts of the server whose pool threads are running (threadpool.c) */
 	pg_atomic_uint32 sorts_with_threads;

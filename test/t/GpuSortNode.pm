@@ -10,7 +10,7 @@
 # sort, in DB (default postgres).
 # timed_psql(NODE, DB, SQL, SECS, LATE) runs SQL in a psql of its own and
 # times it: for what must not hang, with a way to go on when it does.
-# GpuSortSession->new(NODE[, DB]) is a psql session kept open, for the tests
+# GpuSortSession->new(NODE[, DB[, USER]]) is a psql session kept open, for the tests
 # that interrupt what it runs: send(SQL) returns a marker, wait(MARKER,
 # WANT_ERR) its output and errors once it has run that far, ran(MARKER)
 # whether it has, without waiting.
@@ -118,10 +118,11 @@ use PostgreSQL::Test::Utils;
 
 sub new
 {
-	my ($class, $node, $db) = @_;
+	my ($class, $node, $db, $user) = @_;
 	my $self = bless { in => '', out => '', err => '', mark => 0 }, $class;
+	my $connstr = $node->connstr($db // 'postgres') . (defined $user ? " user=$user" : '');
 	$self->{timer} = IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default);
-	$self->{h} = IPC::Run::start([ 'psql', '-XAtq', '-d', $node->connstr($db // 'postgres') ],
+	$self->{h} = IPC::Run::start([ 'psql', '-XAtq', '-d', $connstr ],
 		'<', \$self->{in}, '>', \$self->{out}, '2>', \$self->{err}, $self->{timer});
 	return $self;
 }
