@@ -142,7 +142,7 @@ typedef struct GatherTuples
 } GatherTuples;
 
 static bool
-gather_tuple_pointers(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+gather_tuple_pointers(void *state, void *arg, size_t from, size_t to)
 {
 	GatherTuples *g = (GatherTuples *) arg;
 	int			words = g->keys->key_words;

@@ -114,7 +114,7 @@ typedef struct RadixTaskCall
 } RadixTaskCall;
 
 static bool
-run_radix_task(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+run_radix_task(void *state, void *arg, size_t from, size_t to)
 {
 	RadixTaskCall *call = (RadixTaskCall *) arg;
 

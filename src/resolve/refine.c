@@ -150,8 +150,9 @@ typedef struct RoundBuild
 } RoundBuild;
 
 static bool
-build_round_keys(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+build_round_keys(void *state, void *arg, size_t from, size_t to)
 {
+	KeyBuildContext *ctx = (KeyBuildContext *) state;
 	RoundBuild *rb = (RoundBuild *) arg;
 
 	for (size_t j = from; j < to; j++)
@@ -350,8 +351,9 @@ typedef struct CertifyPairs
 } CertifyPairs;
 
 static bool
-certify_pairs(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+certify_pairs(void *state, void *arg, size_t from, size_t to)
 {
+	KeyBuildContext *ctx = (KeyBuildContext *) state;
 	CertifyPairs *cp = (CertifyPairs *) arg;
 
 	for (size_t i = from; i < to; i++)

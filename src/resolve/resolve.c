@@ -257,7 +257,7 @@ typedef struct MarkTies
 } MarkTies;
 
 static bool
-mark_ties(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+mark_ties(void *state, void *arg, size_t from, size_t to)
 {
 	MarkTies   *mt = (MarkTies *) arg;
 
