@@ -132,12 +132,12 @@ batch_memory(SortBatch *batch, size_t n, Size more)
 	Size		bytes;
 
 	/*
-	 * Without keys: the comparator sort's items (batch_sort.c), 16 bytes,
+	 * Without keys: the comparator sort's items (resolve_sort_tuples),
 	 * which take the tuple pointers' place
 	 */
 	if (batch->comparator_sort)
 		return batch->arena_bytes + more + batch->inputs_bytes +
-			n * 2 * sizeof(Datum);
+			n * RESOLVE_ITEM_BYTES;
 
 	bytes = batch->arena_bytes + more + n * sizeof(MinimalTuple) +
 		batch->inputs_bytes + unallocated_inputs_bytes(batch, n) +
