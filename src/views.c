@@ -28,6 +28,7 @@
 #include "sort/sort_budget.h"
 #include "support/hostmem.h"
 #include "support/shmem.h"
+#include "support/sort_stats.h"
 
 #define GPUSORT_VERSION "0.3"
 
@@ -41,12 +42,6 @@ static const char *const fallback_names[NUM_SERVICE_FALLBACKS] = {
 	[FALLBACK_SERVICE_LOST] = "service exited during the sort",
 	[FALLBACK_SMALL] = "below gpusort.gpu_min_rows",
 	[FALLBACK_CANCELLED] = "cancelled",
-};
-
-static const char *const engine_names[NUM_STAT_ENGINES] = {
-	[STAT_ENGINE_GPU] = "GPU",
-	[STAT_ENGINE_CPU] = "CPU",
-	[STAT_ENGINE_COMPARATORS] = "PostgreSQL comparators",
 };
 
 /*
@@ -153,10 +148,10 @@ gpusort_stat(PG_FUNCTION_ARGS)
 	if (shared == NULL || svc == NULL)
 		PG_RETURN_VOID();
 
-	for (int i = 0; i < NUM_STAT_ENGINES; i++)
-		STAT_ROW("sorts", engine_names[i], pg_atomic_read_u64(&shared->sorts[i]));
-	for (int i = 0; i < NUM_STAT_ENGINES; i++)
-		STAT_ROW("rows", engine_names[i], pg_atomic_read_u64(&shared->rows[i]));
+	for (int i = 0; i < NUM_SORT_ENGINES; i++)
+		STAT_ROW("sorts", sort_engine_name(i), pg_atomic_read_u64(&shared->sorts[i]));
+	for (int i = 0; i < NUM_SORT_ENGINES; i++)
+		STAT_ROW("rows", sort_engine_name(i), pg_atomic_read_u64(&shared->rows[i]));
 	for (int i = 0; i < NUM_SERVICE_FALLBACKS; i++)
 		STAT_ROW("fallbacks", fallback_names[i], pg_atomic_read_u64(&shared->fallbacks[i]));
 	STAT_ROW("bytes", "to GPU", pg_atomic_read_u64(&svc->bytes_to_gpu));

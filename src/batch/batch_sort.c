@@ -251,8 +251,7 @@ comparator_sort(SortBatch *batch)
 	batch->sh->stats->resolved += n;
 	batch->sorted_keys = NULL;
 	batch->keys_order = false;
-	strlcpy(batch->sh->stats->engine, "PostgreSQL comparators",
-			sizeof(batch->sh->stats->engine));
+	batch->sh->stats->engine = SORT_ENGINE_COMPARATORS;
 	batch->sh->stats->device[0] = '\0';
 	strlcpy(batch->sh->stats->algorithm, "quicksort",
 			sizeof(batch->sh->stats->algorithm));
@@ -302,7 +301,7 @@ batch_sort(SortBatch *batch, bool keep_keys)
 	{
 		SortEngineStats *es = &batch->chain.engine->stats;
 
-		strlcpy(stats->engine, es->engine, sizeof(stats->engine));
+		stats->engine = es->engine;
 		strlcpy(stats->device, es->device, sizeof(stats->device));
 		strlcpy(stats->algorithm, es->algorithm, sizeof(stats->algorithm));
 		stats->transfer_ms += es->transfer_ms;

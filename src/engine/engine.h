@@ -31,6 +31,7 @@
 
 #include "keys/keys.h"
 #include "lib/stringinfo.h"
+#include "support/sort_stats.h"
 
 /* records per key chunk: the unit of encoding, of transfer and of pipelining */
 #define GPUSORT_CHUNK_RECORDS	((size_t) 1 << 17)
@@ -40,7 +41,7 @@ typedef struct SortEngine SortEngine;
 /* What an engine reports for EXPLAIN ANALYZE. */
 typedef struct SortEngineStats
 {
-	char		engine[16];		/* the engine's kind: "CPU" or "GPU" */
+	SortEngineKind engine;		/* SORT_ENGINE_CPU or SORT_ENGINE_GPU */
 	char		device[64];		/* the GPU's name; empty for the CPU */
 	char		algorithm[32];	/* "radix sort", "bucket sort", ... */
 	double		transfer_ms;	/* GPU: host<->device copies */

@@ -50,7 +50,7 @@ gpusort_shmem_startup(void)
 		pg_atomic_init_u64(&shared->sort_memory_held, 0);
 		pg_atomic_init_u64(&shared->sort_memory_peak, 0);
 		pg_atomic_init_u32(&shared->sorts_with_threads, 0);
-		for (int i = 0; i < NUM_STAT_ENGINES; i++)
+		for (int i = 0; i < NUM_SORT_ENGINES; i++)
 		{
 			pg_atomic_init_u64(&shared->sorts[i], 0);
 			pg_atomic_init_u64(&shared->rows[i], 0);

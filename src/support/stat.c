@@ -24,7 +24,7 @@ stat_count_fallback(ServiceFallback reason)
 }
 
 void
-stat_count_sort(StatEngineKind engine, uint64 rows)
+stat_count_sort(SortEngineKind engine, uint64 rows)
 {
 	if (gpusort_shared)
 	{
