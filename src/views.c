@@ -38,6 +38,7 @@
 #include "sort/sort_memory.h"
 #include "support/hostmem.h"
 #include "support/shmem.h"
+#include "support/sort_stats.h"
 
 #define GPUSORT_VERSION "0.3"
 
@@ -51,12 +52,6 @@ static const char *const fallback_names[NUM_SERVICE_FALLBACKS] = {
 	[FALLBACK_SERVICE_LOST] = "service exited during the sort",
 	[FALLBACK_SMALL] = "below gpusort.gpu_min_rows",
 	[FALLBACK_CANCELLED] = "cancelled",
-};
-
-static const char *const sorted_by_names[NUM_STAT_SORTED] = {
-	[STAT_SORTED_GPU] = "GPU",
-	[STAT_SORTED_CPU] = "CPU",
-	[STAT_SORTED_COMPARATORS] = "PostgreSQL comparators",
 };
 
 /*
@@ -178,10 +173,10 @@ gpusort_stat(PG_FUNCTION_ARGS)
 	if (shared == NULL || svc == NULL)
 		PG_RETURN_VOID();
 
-	for (int i = 0; i < NUM_STAT_SORTED; i++)
-		STAT_ROW("sorts", sorted_by_names[i], pg_atomic_read_u64(&shared->sorts[i]));
-	for (int i = 0; i < NUM_STAT_SORTED; i++)
-		STAT_ROW("rows", sorted_by_names[i], pg_atomic_read_u64(&shared->rows[i]));
+	for (int i = 0; i < NUM_SORT_ENGINES; i++)
+		STAT_ROW("sorts", sort_engine_name(i), pg_atomic_read_u64(&shared->sorts[i]));
+	for (int i = 0; i < NUM_SORT_ENGINES; i++)
+		STAT_ROW("rows", sort_engine_name(i), pg_atomic_read_u64(&shared->rows[i]));
 	for (int i = 0; i < NUM_SERVICE_FALLBACKS; i++)
 		STAT_ROW("fallbacks", fallback_names[i], pg_atomic_read_u64(&shared->fallbacks[i]));
 	STAT_ROW("bytes", "to GPU", pg_atomic_read_u64(&svc->bytes_to_gpu));

@@ -3,7 +3,7 @@
  * batch.c
  *	  The batch of gpusort's sort module (batch.h): its lifecycle (init,
  *	  reset, move, destroy), the measure of its memory against its limit,
- *	  its pool threads, and giving its keys up.
+ *	  its pool threads with their key builders, and giving its keys up.
  *
  * Every stage of the batch (batch_load.c, batch_encode.c, batch_sort.c,
  * batch_emit.c) works on the SortBatch that this file makes and resets,
@@ -147,12 +147,12 @@ batch_memory(SortBatch *batch, size_t n, Size more)
 	Size		bytes;
 
 	/*
-	 * Without keys: the comparator sort's items (batch_sort.c), 16 bytes,
+	 * Without keys: the comparator sort's items (resolve_sort_tuples),
 	 * which take the tuple pointers' place
 	 */
 	if (batch->comparator_sort)
 		return batch->arena_bytes + more + batch->inputs_bytes +
-			n * 2 * sizeof(Datum);
+			n * RESOLVE_ITEM_BYTES;
 
 	bytes = batch->arena_bytes + more + n * sizeof(MinimalTuple) +
 		batch->inputs_bytes + unallocated_inputs_bytes(batch, n) +
@@ -231,16 +231,59 @@ batch_threads(SortBatch *batch)
 	return batch->threads;
 }
 
-/* The pool threads, started the first time a batch wants them. */
+/* why a pool thread's task failed: its key builder's error */
+static const char *
+key_builder_failure(void *state)
+{
+	return key_build_error((KeyBuildContext *) state);
+}
+
+static void
+key_builder_release(void *state)
+{
+	key_build_context_free((KeyBuildContext *) state);
+}
+
+/*
+ * The pool threads, started the first time a batch wants them.  Each
+ * thread, and the backend, carries a key builder of the sort's layout for
+ * the tasks that build keys (every task gets it: ThreadStates), which
+ * watches the pool's stop flag.  Errors if a builder cannot be made.
+ */
 void
 batch_start_threads(SortBatch *batch)
 {
+	int			nthreads;
+	KeyBuildContext **builders;
+	ThreadStates states;
+	char		errbuf[256];
+
 	if (batch->pool)
 		return;
 	batch->threadcxt = AllocSetContextCreate(batch->cxt, "GpuSort pool threads",
 										  ALLOCSET_SMALL_SIZES);
-	batch->pool = threadpool_start(&batch->sh->layout, batch_threads(batch),
-								   batch->threadcxt);
+	nthreads = batch_threads(batch);
+	builders = MemoryContextAlloc(batch->threadcxt,
+								  (nthreads + 1) * sizeof(KeyBuildContext *));
+	for (int i = 0; i <= nthreads; i++)
+	{
+		builders[i] = key_build_context_create(&batch->sh->layout, errbuf,
+											   sizeof(errbuf));
+		if (builders[i] == NULL)
+		{
+			for (int j = 0; j < i; j++)
+				key_build_context_free(builders[j]);
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("gpusort: %s", errbuf)));
+		}
+	}
+	states.states = (void **) builders;
+	states.failure = key_builder_failure;
+	states.release = key_builder_release;
+	batch->pool = threadpool_start(nthreads, &states, batch->threadcxt);
+	for (int i = 0; i <= nthreads; i++)
+		key_build_set_stop_flag(builders[i], threadpool_stop_flag(batch->pool));
 	batch->sh->stats->threads = threadpool_count(batch->pool);
 }
 

@@ -147,7 +147,7 @@ emit_copy_bytes(SortBatch *batch)
 
 /* A task: copy tuples [from, to) of a block into its share of the block. */
 static bool
-copy_tuples(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+copy_tuples(void *state, void *arg, size_t from, size_t to)
 {
 	EmitBlock  *block = arg;
 	EmitCopy   *copy = block->copy;

@@ -184,8 +184,9 @@ build_record_key(KeyBuildContext *ctx, ChunkBuild *cb, size_t i, bool *for_backe
 
 /* a key-building task: the prefixes of records [from, to) of one chunk */
 static bool
-build_chunk_keys(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+build_chunk_keys(void *state, void *arg, size_t from, size_t to)
 {
+	KeyBuildContext *ctx = (KeyBuildContext *) state;
 	ChunkBuild *cb = (ChunkBuild *) arg;
 
 	for (size_t i = from; i < to; i++)
@@ -208,7 +209,7 @@ static bool
 finish_chunk_inputs(SortBatch *batch, ChunkBuild *cb, size_t end)
 {
 	uint8	   *states = cb->input_state;
-	KeyBuildContext *ctx = threadpool_backend_context(batch->pool);
+	KeyBuildContext *ctx = threadpool_backend_state(batch->pool);
 	bool		ok = true;
 
 	for (size_t i = cb->first; i < end && ok; i++)
@@ -368,8 +369,9 @@ typedef struct ChunkEncode
 } ChunkEncode;
 
 static bool
-encode_chunk_keys(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+encode_chunk_keys(void *state, void *arg, size_t from, size_t to)
 {
+	KeyBuildContext *ctx = (KeyBuildContext *) state;
 	ChunkEncode *ce = (ChunkEncode *) arg;
 	int			words = ce->layout->key_words;
 

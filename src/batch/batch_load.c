@@ -82,8 +82,10 @@ arena_block_size(SortBatch *batch, Size len)
 
 /* a task: fault in bytes [from, to) of the arena's block taken ahead */
 static bool
-populate_ahead(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+populate_ahead(void *state, void *arg, size_t from, size_t to)
 {
+	KeyBuildContext *ctx = (KeyBuildContext *) state;
+
 	if (!key_build_stopped(ctx))
 		(void) hostmem_populate((char *) arg + from, to - from);
 	return true;
@@ -335,7 +337,7 @@ typedef struct BlockCopy
  * span of the block they fill (TupleBlock), in one memcpy
  */
 static bool
-copy_block_tuples(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+copy_block_tuples(void *state, void *arg, size_t from, size_t to)
 {
 	BlockCopy  *bc = (BlockCopy *) arg;
 	const TupleBlock *block = &bc->block;

@@ -26,7 +26,6 @@
 #include "postgres.h"
 
 #include "executor/tuptable.h"
-#include "miscadmin.h"
 #include "utils/memutils.h"
 
 #include "batch/batch.h"
@@ -142,7 +141,7 @@ typedef struct GatherTuples
 } GatherTuples;
 
 static bool
-gather_tuple_pointers(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+gather_tuple_pointers(void *state, void *arg, size_t from, size_t to)
 {
 	GatherTuples *g = (GatherTuples *) arg;
 	int			words = g->keys->key_words;
@@ -210,155 +209,50 @@ gather_sorted(SortBatch *batch, const uint32 *perm, bool keep_keys)
 }
 
 /*
- * A record of the comparator sort: its tuple, with the first column's NULL
- * in the pointer's lowest bit (tuples are MAXALIGNed), and the first
- * column's datum, abbreviated where the type has abbreviated keys.  16
- * bytes, as tuplesort's SortTuple less its srctape, and sorted pointers
- * are then written over the array itself.
- */
-typedef struct ComparatorItem
-{
-	uintptr_t	tuple;
-	Datum		first;
-} ComparatorItem;
-
-typedef struct ComparatorSort
-{
-	CompareContext res;
-	SortSupport first;			/* the first column's, abbreviating or not */
-	bool		abbreviated;	/* first is abbreviated: equal ones say little */
-	bool		one_column;		/* first decides alone where not abbreviated */
-	uint32		ncompares;
-} ComparatorSort;
-
-/* the first column's comparator: abbreviating, where the type can and n pays */
-static SortSupport
-cs_first(SortBatchShared *sh, size_t n)
-{
-	if (sh->abbrev != NULL && sh->abbrev[0].abbrev_converter != NULL && n >= 64)
-		return &sh->abbrev[0];
-	return &sh->ssup[0];
-}
-
-#define ITEM_TUPLE(item)	((MinimalTuple) ((item)->tuple & ~(uintptr_t) 1))
-#define ITEM_NULL(item)		(((item)->tuple & 1) != 0)
-
-static int
-compare_items(const void *a, const void *b, void *arg)
-{
-	const ComparatorItem *x = (const ComparatorItem *) a;
-	const ComparatorItem *y = (const ComparatorItem *) b;
-	ComparatorSort *cs = (ComparatorSort *) arg;
-	int			r;
-
-	/*
-	 * The whole batch is one qsort, which has no interrupt checks of its
-	 * own; leaving it by longjmp is safe, it holds only the batch's memory.
-	 */
-	if (++cs->ncompares % 4096 == 0)
-		CHECK_FOR_INTERRUPTS();
-	r = ApplySortComparator(x->first, ITEM_NULL(x), y->first, ITEM_NULL(y),
-							cs->first);
-	if (r != 0 || (cs->one_column && !cs->abbreviated))
-		return r;
-	/* the full comparison of every column, from the tuples */
-	return compare_tuples(&cs->res, ITEM_TUPLE(x), ITEM_TUPLE(y));
-}
-
-/*
- * The comparator sort's items, made from the load-order tuple pointers,
- * their datums for first (cs_first):
- * where the pointers' array grows where it lies (hostmem_grow: a large
- * one), in that array, each item written from the last down over pointers
- * already read, so that the batch holds 16 bytes a record beside its
- * tuples, as batch_memory() counts; else (an array of under a megabyte, in
- * palloc'd memory) beside it, for a while 8 bytes a record more.  The
- * pointers' array is the items' from then on, or freed.
- */
-static ComparatorItem *
-make_items(SortBatch *batch, SortSupport first)
-{
-	size_t		n = batch->ntuples;
-	MinimalTuple *tuples = batch->tuples;
-	ComparatorItem *items = NULL;
-	SortBatchShared *sh = batch->sh;
-	const KeyLayout *layout = &sh->layout;
-	AttrNumber	attno = layout->cols[0].attno;
-	TupleTableSlot *slot = sh->work_slot;
-	bool		in_place = false;
-
-	if (tuples != NULL && n > 0)
-		items = hostmem_grow(tuples, batch->maxtuples * sizeof(MinimalTuple),
-							 n * sizeof(ComparatorItem));
-	if (items != NULL)
-	{
-		in_place = true;
-		tuples = (MinimalTuple *) items;
-	}
-	else
-		items = batch_alloc(batch, Max(n, 1) * sizeof(ComparatorItem));
-
-	/* from the last down: item i covers pointers 2i and 2i + 1, read already */
-	for (size_t i = n; i-- > 0;)
-	{
-		MinimalTuple tuple = tuples[i];
-		bool		isnull;
-		Datum		value;
-
-		ExecStoreMinimalTuple(tuple, slot, false);
-		value = slot_getattr(slot, attno, &isnull);
-		if (first != &sh->ssup[0] && !isnull)
-			value = first->abbrev_converter(value, first);
-		items[i].tuple = (uintptr_t) tuple | (isnull ? 1 : 0);
-		items[i].first = isnull ? (Datum) 0 : value;
-	}
-	ExecClearTuple(slot);
-	if (!in_place && batch->tuples)
-		hostmem_free(batch->tuples, batch->maxtuples * sizeof(MinimalTuple));
-	batch->tuples = NULL;
-	batch->maxtuples = 0;
-	return items;
-}
-
-/*
  * Order the batch by PostgreSQL's comparators alone (the comparator sort):
- * one qsort of 16-byte items (make_items), as tuplesort sorts its
- * SortTuples, the first column's datum (abbreviated where the type can) in
- * the item and the rest compared from the tuples, which are not copied.
- * The sorted pointers are written over the items.
+ * resolve_sort_tuples over the load-order tuple pointers, its items in
+ * that array where the array grows where it lies (hostmem_grow: a large
+ * one), so that the batch holds 16 bytes a record beside its tuples, as
+ * batch_memory() counts; else (an array of under a megabyte, in palloc'd
+ * memory) beside it, for a while 8 bytes a record more.  The sorted
+ * pointers are written over the items; the pointers' array is theirs from
+ * then on, or freed.
  */
 static void
 comparator_sort(SortBatch *batch)
 {
 	size_t		n = batch->ntuples;
 	SortBatchShared *sh = batch->sh;
-	ComparatorItem *items;
-	MinimalTuple *sorted;
-	ComparatorSort cs;
+	MinimalTuple *tuples = batch->tuples;
+	void	   *items = NULL;
+	bool		in_place = false;
+	CompareContext res;
 	instr_time	start;
 
-	batch_init_compare(sh, &cs.res, NULL);
-	cs.first = cs_first(sh, n);
-	cs.abbreviated = cs.first != &sh->ssup[0];
-	cs.one_column = sh->layout.ncols == 1;
-	cs.ncompares = 0;
+	batch_init_compare(sh, &res, NULL);
 
 	INSTR_TIME_SET_CURRENT(start);
-	items = make_items(batch, cs.first);
-	sorted = (MinimalTuple *) items;
-	if (n > 1)
-		qsort_arg(items, n, sizeof(ComparatorItem), compare_items, &cs);
-	/* sorted[i] is written where items[i / 2] was, already read */
-	for (size_t i = 0; i < n; i++)
-		sorted[i] = ITEM_TUPLE(&items[i]);
+	if (tuples != NULL && n > 0)
+		items = hostmem_grow(tuples, batch->maxtuples * sizeof(MinimalTuple),
+							 n * RESOLVE_ITEM_BYTES);
+	if (items != NULL)
+	{
+		in_place = true;
+		tuples = (MinimalTuple *) items;
+	}
+	else
+		items = batch_alloc(batch, Max(n, 1) * RESOLVE_ITEM_BYTES);
+	batch->sorted = resolve_sort_tuples(&res, tuples, n, items);
+	if (!in_place && batch->tuples)
+		hostmem_free(batch->tuples, batch->maxtuples * sizeof(MinimalTuple));
+	batch->tuples = NULL;
+	batch->maxtuples = 0;
 
 	batch->sh->stats->resolve_ms += gpusort_elapsed_ms(start);
 	batch->sh->stats->resolved += n;
-	batch->sorted = sorted;
 	batch->sorted_keys = NULL;
 	batch->keys_order = false;
-	strlcpy(batch->sh->stats->engine, "PostgreSQL comparators",
-			sizeof(batch->sh->stats->engine));
+	batch->sh->stats->engine = SORT_ENGINE_COMPARATORS;
 	batch->sh->stats->device[0] = '\0';
 	strlcpy(batch->sh->stats->algorithm, "quicksort",
 			sizeof(batch->sh->stats->algorithm));
@@ -408,7 +302,7 @@ batch_sort(SortBatch *batch, bool keep_keys)
 	{
 		SortEngineStats *es = &batch->chain.engine->stats;
 
-		strlcpy(stats->engine, es->engine, sizeof(stats->engine));
+		stats->engine = es->engine;
 		strlcpy(stats->device, es->device, sizeof(stats->device));
 		strlcpy(stats->algorithm, es->algorithm, sizeof(stats->algorithm));
 		stats->transfer_ms += es->transfer_ms;

@@ -31,13 +31,14 @@
 
 #include "keys/keys.h"
 #include "lib/stringinfo.h"
+#include "support/sort_stats.h"
 
 typedef struct SortEngine SortEngine;
 
 /* What an engine reports for EXPLAIN ANALYZE. */
 typedef struct SortEngineStats
 {
-	char		engine[16];		/* the engine's kind: "CPU" or "GPU" */
+	SortEngineKind engine;		/* SORT_ENGINE_CPU or SORT_ENGINE_GPU */
 	char		device[64];		/* the GPU's name; empty for the CPU */
 	char		algorithm[32];	/* "radix sort", "bucket sort", ... */
 	double		transfer_ms;	/* GPU: host<->device copies */

@@ -117,7 +117,7 @@ typedef struct RadixTaskCall
 } RadixTaskCall;
 
 static bool
-run_radix_task(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+run_radix_task(void *state, void *arg, size_t from, size_t to)
 {
 	RadixTaskCall *call = (RadixTaskCall *) arg;
 
@@ -221,6 +221,6 @@ cpu_engine_begin(MemoryContext mcxt, int key_words)
 	cpu->base.mcxt = mcxt;
 	cpu->base.keys.chunk_records = GPUSORT_CHUNK_RECORDS;
 	cpu->base.keys.key_words = key_words;
-	strlcpy(cpu->base.stats.engine, "CPU", sizeof(cpu->base.stats.engine));
+	cpu->base.stats.engine = SORT_ENGINE_CPU;
 	return &cpu->base;
 }

@@ -446,7 +446,7 @@ gpu_engine_sort(SortEngine *engine, size_t n, uint32 **perm, char **why)
 	withdraw_request(gpu);
 	stat_count_fallback(gpu->failure);
 	engine->fallback = psprintf("GPU service: %s", gpu->failure_detail);
-	strlcpy(engine->stats.engine, "CPU", sizeof(engine->stats.engine));
+	engine->stats.engine = SORT_ENGINE_CPU;
 	engine->stats.device[0] = '\0';
 	return engine_cpu_sort_keys(engine, n, perm, why);
 }
@@ -508,7 +508,7 @@ gpu_engine_begin(MemoryContext mcxt, int key_words, size_t expected_records,
 	gpu->base.mcxt = mcxt;
 	gpu->base.keys.chunk_records = GPUSORT_CHUNK_RECORDS;
 	gpu->base.keys.key_words = key_words;
-	strlcpy(gpu->base.stats.engine, "GPU", sizeof(gpu->base.stats.engine));
+	gpu->base.stats.engine = SORT_ENGINE_GPU;
 	gpu->request = -1;
 
 	id = pg_atomic_fetch_add_u64(&svc->next_request_id, 1);

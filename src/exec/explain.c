@@ -137,7 +137,7 @@ gpusort_explain_node(CustomScanState *node, const GpuSortPlanInfo *info,
 		StringInfoData buf;
 
 		initStringInfo(&buf);
-		appendStringInfoString(&buf, stats->engine);
+		appendStringInfoString(&buf, sort_engine_name(stats->engine));
 		if (stats->device[0] != '\0')
 			appendStringInfo(&buf, ": %s", stats->device);
 		if (stats->algorithm[0] != '\0')
@@ -146,7 +146,7 @@ gpusort_explain_node(CustomScanState *node, const GpuSortPlanInfo *info,
 	}
 	else
 	{
-		ExplainPropertyText("Sort Engine", stats->engine, es);
+		ExplainPropertyText("Sort Engine", sort_engine_name(stats->engine), es);
 		if (stats->device[0] != '\0')
 			ExplainPropertyText("Sort Device", stats->device, es);
 		if (stats->algorithm[0] != '\0')

@@ -152,8 +152,9 @@ typedef struct RoundBuild
 } RoundBuild;
 
 static bool
-build_round_keys(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+build_round_keys(void *state, void *arg, size_t from, size_t to)
 {
+	KeyBuildContext *ctx = (KeyBuildContext *) state;
 	RoundBuild *rb = (RoundBuild *) arg;
 
 	for (size_t j = from; j < to; j++)
@@ -353,8 +354,9 @@ typedef struct CheckPairs
 } CheckPairs;
 
 static bool
-check_pairs(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+check_pairs(void *state, void *arg, size_t from, size_t to)
 {
+	KeyBuildContext *ctx = (KeyBuildContext *) state;
 	CheckPairs *cp = (CheckPairs *) arg;
 
 	for (size_t i = from; i < to; i++)

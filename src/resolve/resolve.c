@@ -27,14 +27,17 @@
  * ranges of records whose full keys are equal; where the full key stops
  * short of the last ORDER BY column, this pass orders them on the
  * columns after.  The comparators themselves are compare.c's, which the
- * merges of runs use too; the comparator sort (batch keys given up) is
- * batch_sort.c's.
+ * merges of runs use too.
  *
  * A range is sorted as tuplesort sorts: 16-byte items holding the first
  * compared column's datum (abbreviated in long ranges), the datums of the
  * other columns deformed once a record beside them.  That scratch, and a
  * byte a record for the equal neighbours, is the batch's memory, and its
- * limit counts it (RESOLVE_BYTES, resolve.h).
+ * limit counts it (RESOLVE_BYTES, resolve.h).  The comparator sort (a
+ * batch whose keys were given up, batch_sort.c) is the same sort of items
+ * over the whole batch, each holding its tuple's pointer instead, from
+ * which the other columns are compared (resolve_sort_tuples): the batch
+ * then holds 16 bytes a record beside its tuples.
  *
  * This is the path that makes every ORDER BY that PostgreSQL accepts come
  * out in PostgreSQL's order, whatever the types and collations.
@@ -51,32 +54,37 @@
 #include "support/compat.h"
 
 /*
- * One record of a range: its first compared column's datum, abbreviated
- * where the range uses abbreviated keys, its index, and where its other
- * datums lie in the range's arrays (TieRest); 16 bytes, as tuplesort's
- * SortTuple less its tuple pointer.
+ * An item of the comparators' sort, 16 bytes, tuplesort's SortTuple less a
+ * field: a record's first compared column's datum, abbreviated where
+ * the sort abbreviates (0 where NULL), and the record, whose lowest bit
+ * says that the datum is NULL: in a sort of the batch's tuples
+ * (resolve_sort_tuples), the tuple's pointer (tuples are MAXALIGNed); in a
+ * tie range, its index (the high 32 bits) and its row of the range's
+ * arrays (TieRest).
  */
-typedef struct TieItem
+typedef struct ResolveItem
 {
 	Datum		first;
-	uint32		index;
-	uint32		slot;			/* TIE_SLOT: its row of the range's arrays;
-								 * TIE_FIRST_NULL: first is NULL */
-} TieItem;
+	uint64		record;
+} ResolveItem;
 
-StaticAssertDecl(sizeof(TieItem) == RESOLVE_TIE_ITEM_BYTES,
-				 "batch_memory() counts a tie range's items at this size");
+StaticAssertDecl(sizeof(ResolveItem) == RESOLVE_ITEM_BYTES,
+				 "batch_memory() counts the items at this size");
 
-#define TIE_FIRST_NULL		((uint32) 1 << 31)
-#define TIE_SLOT(item)		((item)->slot & ~TIE_FIRST_NULL)
-#define TIE_NULL(item)		(((item)->slot & TIE_FIRST_NULL) != 0)
+#define ITEM_FIRST_NULL		((uint64) 1)
+#define ITEM_NULL(item)		(((item)->record & ITEM_FIRST_NULL) != 0)
+#define ITEM_TUPLE(item)	((MinimalTuple) (uintptr_t) ((item)->record & ~ITEM_FIRST_NULL))
+#define ITEM_INDEX(item)	((uint32) ((item)->record >> 32))
+#define ITEM_SLOT(item)		(((uint32) (item)->record) >> 1)
 
 /*
  * The datums a comparison may reach after the first, deformed once a record
  * rather than at each comparison: nrest a record, from column rest_col on
  * (the first compared column itself where it is abbreviated, for the full
  * comparison behind equal abbreviations).  They point into the arena's
- * tuples or the key's inputs, both of which outlive the stage.
+ * tuples or the key's inputs, both of which outlive the stage.  In a sort
+ * of the batch's tuples there are no arrays (values NULL): the items hold
+ * their tuples, from which the comparison takes every column.
  */
 typedef struct TieRest
 {
@@ -86,23 +94,25 @@ typedef struct TieRest
 	bool	   *isnull;
 } TieRest;
 
-typedef struct TieCompare
+/* a sort of items (compare_items), from column first_col on */
+typedef struct ItemSort
 {
 	CompareContext *res;
 	int			first_col;		/* first column to compare */
 	SortSupport ssup;			/* of first_col, first_col + 1, ... */
 	SortSupport abbrev;			/* first_col's abbreviation, or NULL */
+	SortSupport first;			/* the items' first datums': abbrev or ssup */
 	TieRest		rest;
 	uint32		ncompares;		/* to check for interrupts now and then */
-	Size		scratch;		/* the most a range's scratch took */
-} TieCompare;
+	Size		scratch;		/* the most a tie range's scratch took */
+} ItemSort;
 
 /*
- * Ranges at least this long compare abbreviated keys first, as tuplesort
- * does: converting costs one call per record, and pays for itself on the
- * n log n comparisons of a long range.
+ * Sorts of at least this many items compare abbreviated keys first, as
+ * tuplesort does: converting costs one call per record, and pays for
+ * itself on the n log n comparisons of a long sort.
  */
-#define ABBREVIATE_MIN_RANGE	64
+#define ABBREVIATE_MIN_ITEMS	64
 
 /* sorted records a task of resolve_equal_neighbours compares */
 #define TIES_GRAIN			65536
@@ -111,12 +121,12 @@ typedef struct TieCompare
 #define COMPARES_PER_INTERRUPT_CHECK	4096
 
 static int
-compare_tie_items(const void *a, const void *b, void *arg)
+compare_items(const void *a, const void *b, void *arg)
 {
-	const TieItem *x = (const TieItem *) a;
-	const TieItem *y = (const TieItem *) b;
-	TieCompare *cmp = (TieCompare *) arg;
-	const TieRest *rest = &cmp->rest;
+	const ResolveItem *x = (const ResolveItem *) a;
+	const ResolveItem *y = (const ResolveItem *) b;
+	ItemSort   *sort = (ItemSort *) arg;
+	const TieRest *rest = &sort->rest;
 	const Datum *xv;
 	const Datum *yv;
 	const bool *xn;
@@ -124,61 +134,90 @@ compare_tie_items(const void *a, const void *b, void *arg)
 	int			r;
 
 	/*
-	 * A range can be the whole input (a text key), and qsort has no
-	 * interrupt checks of its own; leaving it by longjmp is safe, as it
-	 * holds nothing but memory in our context.
+	 * A sort can be the whole input (a text key, the comparator sort), and
+	 * qsort has no interrupt checks of its own; leaving it by longjmp is
+	 * safe, as it holds nothing but memory in our context.
 	 */
-	if (++cmp->ncompares % COMPARES_PER_INTERRUPT_CHECK == 0)
+	if (++sort->ncompares % COMPARES_PER_INTERRUPT_CHECK == 0)
 		CHECK_FOR_INTERRUPTS();
 
-	r = ApplySortComparator(x->first, TIE_NULL(x), y->first, TIE_NULL(y),
-							cmp->abbrev ? cmp->abbrev : &cmp->ssup[0]);
+	r = ApplySortComparator(x->first, ITEM_NULL(x), y->first, ITEM_NULL(y),
+							sort->first);
 	if (r != 0)
 		return r;
 
-	xv = rest->values + (size_t) TIE_SLOT(x) * rest->nrest;
-	yv = rest->values + (size_t) TIE_SLOT(y) * rest->nrest;
-	xn = rest->isnull + (size_t) TIE_SLOT(x) * rest->nrest;
-	yn = rest->isnull + (size_t) TIE_SLOT(y) * rest->nrest;
+	if (rest->values == NULL)
+	{
+		/* the items' tuples: every column, where the first is not alone */
+		if (rest->nrest == 0)
+			return 0;
+		return compare_tuples(sort->res, ITEM_TUPLE(x), ITEM_TUPLE(y));
+	}
+	xv = rest->values + (size_t) ITEM_SLOT(x) * rest->nrest;
+	yv = rest->values + (size_t) ITEM_SLOT(y) * rest->nrest;
+	xn = rest->isnull + (size_t) ITEM_SLOT(x) * rest->nrest;
+	yn = rest->isnull + (size_t) ITEM_SLOT(y) * rest->nrest;
 	for (int c = 0; c < rest->nrest; c++)
 	{
-		int			col = rest->rest_col + c - cmp->first_col;
+		int			col = rest->rest_col + c - sort->first_col;
 
 		/* abbreviated keys were equal: the full datums decide */
 		if (col == 0)
 			r = ApplySortAbbrevFullComparator(xv[c], xn[c], yv[c], yn[c],
-											  cmp->abbrev);
+											  sort->abbrev);
 		else
-			r = ApplySortComparator(xv[c], xn[c], yv[c], yn[c], &cmp->ssup[col]);
+			r = ApplySortComparator(xv[c], xn[c], yv[c], yn[c], &sort->ssup[col]);
 		if (r != 0)
 			return r;
 	}
-	return (x->index < y->index) ? -1 : (x->index > y->index);
+	return (ITEM_INDEX(x) < ITEM_INDEX(y)) ? -1 : (ITEM_INDEX(x) > ITEM_INDEX(y));
+}
+
+static void
+init_item_sort(CompareContext *res, ItemSort *sort, int first_col)
+{
+	memset(sort, 0, sizeof(ItemSort));
+	sort->res = res;
+	sort->first_col = first_col;
+	sort->ssup = res->ssup + first_col;
+}
+
+/*
+ * How a sort of n items compares their first datums: abbreviated where n
+ * is long enough and the first column has abbreviated keys; and so which
+ * columns the rest of a comparison reaches.
+ */
+static void
+item_sort_choose_first(ItemSort *sort, size_t n)
+{
+	CompareContext *res = sort->res;
+	int			first_col = sort->first_col;
+
+	if (n < ABBREVIATE_MIN_ITEMS || res->abbrev == NULL ||
+		res->abbrev[first_col].abbrev_converter == NULL)
+		sort->abbrev = NULL;
+	else
+		sort->abbrev = &res->abbrev[first_col];
+	sort->first = sort->abbrev ? sort->abbrev : &sort->ssup[0];
+	sort->rest.rest_col = sort->abbrev ? first_col : first_col + 1;
+	sort->rest.nrest = res->layout->ncols - sort->rest.rest_col;
 }
 
 /* Order perm[0 .. len-1], a range of records with equal keys. */
 static void
-sort_tie_range(TieCompare *cmp, uint32 *range, size_t len,
+sort_tie_range(ItemSort *sort, uint32 *range, size_t len,
 			   MemoryContext rangecxt)
 {
-	CompareContext *res = cmp->res;
+	CompareContext *res = sort->res;
 	MemoryContext oldcxt = MemoryContextSwitchTo(rangecxt);
 	const KeyLayout *layout = res->layout;
 	TupleTableSlot *slot = res->slot;
-	TieCompare	range_cmp = *cmp;
-	TieRest    *rest = &range_cmp.rest;
-	TieItem    *items;
+	ItemSort	range_sort = *sort;
+	TieRest    *rest = &range_sort.rest;
+	ResolveItem *items;
 
-	/* long ranges use the first column's abbreviated keys, where it has them */
-	if (len < ABBREVIATE_MIN_RANGE || res->abbrev == NULL ||
-		res->abbrev[cmp->first_col].abbrev_converter == NULL)
-		range_cmp.abbrev = NULL;
-	else
-		range_cmp.abbrev = &res->abbrev[cmp->first_col];
-	rest->rest_col = range_cmp.abbrev ? cmp->first_col : cmp->first_col + 1;
-	rest->nrest = layout->ncols - rest->rest_col;
-
-	items = palloc_extended(sizeof(TieItem) * len, MCXT_ALLOC_HUGE);
+	item_sort_choose_first(&range_sort, len);
+	items = palloc_extended(sizeof(ResolveItem) * len, MCXT_ALLOC_HUGE);
 	rest->values = palloc_extended(sizeof(Datum) * len * Max(rest->nrest, 1),
 								   MCXT_ALLOC_HUGE);
 	rest->isnull = palloc_extended(sizeof(bool) * len * Max(rest->nrest, 1),
@@ -193,7 +232,7 @@ sort_tie_range(TieCompare *cmp, uint32 *range, size_t len,
 
 		ExecStoreMinimalTuple(res->tuples[range[i]], slot, false);
 		slot_getsomeattrs(slot, layout->max_attno);
-		for (int col = cmp->first_col; col < layout->ncols; col++)
+		for (int col = sort->first_col; col < layout->ncols; col++)
 		{
 			Datum		value;
 			bool		null;
@@ -209,7 +248,7 @@ sort_tie_range(TieCompare *cmp, uint32 *range, size_t len,
 				value = slot->tts_values[layout->cols[col].attno - 1];
 				null = slot->tts_isnull[layout->cols[col].attno - 1];
 			}
-			if (col == cmp->first_col)
+			if (col == sort->first_col)
 			{
 				first = value;
 				first_isnull = null;
@@ -220,33 +259,23 @@ sort_tie_range(TieCompare *cmp, uint32 *range, size_t len,
 				isnull[col - rest->rest_col] = null;
 			}
 		}
-		if (range_cmp.abbrev && !first_isnull)
-			first = range_cmp.abbrev->abbrev_converter(first, range_cmp.abbrev);
+		if (range_sort.abbrev && !first_isnull)
+			first = range_sort.abbrev->abbrev_converter(first, range_sort.abbrev);
 		items[i].first = first_isnull ? (Datum) 0 : first;
-		items[i].index = range[i];
-		items[i].slot = (uint32) i | (first_isnull ? TIE_FIRST_NULL : 0);
+		items[i].record = ((uint64) range[i] << 32) | ((uint64) i << 1) |
+			(first_isnull ? ITEM_FIRST_NULL : 0);
 	}
 	ExecClearTuple(slot);
 
-	qsort_arg(items, len, sizeof(TieItem), compare_tie_items, (void *) &range_cmp);
-	cmp->ncompares = range_cmp.ncompares;
-	cmp->scratch = Max(cmp->scratch, MemoryContextMemAllocated(rangecxt, true));
+	qsort_arg(items, len, sizeof(ResolveItem), compare_items, (void *) &range_sort);
+	sort->ncompares = range_sort.ncompares;
+	sort->scratch = Max(sort->scratch, MemoryContextMemAllocated(rangecxt, true));
 
 	for (size_t i = 0; i < len; i++)
-		range[i] = items[i].index;
+		range[i] = ITEM_INDEX(&items[i]);
 
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextReset(rangecxt);
-}
-
-static void
-init_tie_compare(CompareContext *res, TieCompare *cmp, int first_col)
-{
-	cmp->res = res;
-	cmp->first_col = first_col;
-	cmp->ssup = res->ssup + first_col;
-	cmp->ncompares = 0;
-	cmp->scratch = 0;
 }
 
 /* a task of resolve_equal_neighbours: ties[i] for sorted records i in [from, to) */
@@ -259,7 +288,7 @@ typedef struct MarkTies
 } MarkTies;
 
 static bool
-mark_ties(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+mark_ties(void *state, void *arg, size_t from, size_t to)
 {
 	MarkTies   *mt = (MarkTies *) arg;
 
@@ -334,7 +363,7 @@ void
 resolve_sorted(CompareContext *res, ThreadPool *pool, const SortEngine *engine,
 			 uint32 *perm, size_t n, int64 *resolved, Size *scratch)
 {
-	TieCompare	cmp;
+	ItemSort	sort;
 	MemoryContext rangecxt;
 	const uint8 *ties;
 	size_t		start = 0;
@@ -345,18 +374,18 @@ resolve_sorted(CompareContext *res, ThreadPool *pool, const SortEngine *engine,
 	if (res->layout->exact || n < 2)
 		return;
 
-	init_tie_compare(res, &cmp, res->layout->exact_cols);
+	init_item_sort(res, &sort, res->layout->exact_cols);
 	ties = resolve_equal_neighbours(pool, engine, perm, n);
 	rangecxt = AllocSetContextCreate(CurrentMemoryContext, "GpuSort resolve",
 									 ALLOCSET_DEFAULT_SIZES);
 	while ((len = resolve_next_tie_range(ties, n, &start)) > 0)
 	{
 		CHECK_FOR_INTERRUPTS();
-		sort_tie_range(&cmp, perm + start, len, rangecxt);
+		sort_tie_range(&sort, perm + start, len, rangecxt);
 		*resolved += len;
 		start += len;
 	}
-	*scratch = cmp.scratch + (n - 1);
+	*scratch = sort.scratch + (n - 1);
 	MemoryContextDelete(rangecxt);
 	if (ties != NULL)
 		pfree((void *) ties);
@@ -380,15 +409,61 @@ resolve_tie_ranges(CompareContext *res, uint32 *perm, const TieRange *ranges,
 									 ALLOCSET_DEFAULT_SIZES);
 	for (size_t r = 0; r < nranges; r++)
 	{
-		TieCompare	cmp;
+		ItemSort	sort;
 
 		if (ranges[r].len < 2 || ranges[r].first_col >= res->layout->ncols)
 			continue;
 		CHECK_FOR_INTERRUPTS();
-		init_tie_compare(res, &cmp, ranges[r].first_col);
-		sort_tie_range(&cmp, perm + ranges[r].start, ranges[r].len, rangecxt);
+		init_item_sort(res, &sort, ranges[r].first_col);
+		sort_tie_range(&sort, perm + ranges[r].start, ranges[r].len, rangecxt);
 		*resolved += ranges[r].len;
-		*scratch = Max(*scratch, cmp.scratch);
+		*scratch = Max(*scratch, sort.scratch);
 	}
 	MemoryContextDelete(rangecxt);
+}
+
+/*
+ * The comparators' order of n tuples, a whole batch's (the comparator sort,
+ * batch_sort.c): one qsort of items, as tuplesort sorts its SortTuples, the
+ * first column's datum (abbreviated where the type can) in the item and the
+ * rest compared from the tuples, which are not copied.  space is room for n
+ * items (RESOLVE_ITEM_BYTES each), which may be the array of tuples itself,
+ * grown: each item is written from the last down, over pointers read
+ * already.  Returns the sorted pointers, written over the items.
+ */
+MinimalTuple *
+resolve_sort_tuples(CompareContext *res, MinimalTuple *tuples, size_t n,
+					void *space)
+{
+	ResolveItem *items = (ResolveItem *) space;
+	MinimalTuple *sorted = (MinimalTuple *) space;
+	AttrNumber	attno = res->layout->cols[0].attno;
+	TupleTableSlot *slot = res->slot;
+	ItemSort	sort;
+
+	init_item_sort(res, &sort, 0);
+	item_sort_choose_first(&sort, n);
+
+	/* from the last down: item i covers pointers 2i and 2i + 1, read already */
+	for (size_t i = n; i-- > 0;)
+	{
+		MinimalTuple tuple = tuples[i];
+		bool		isnull;
+		Datum		value;
+
+		ExecStoreMinimalTuple(tuple, slot, false);
+		value = slot_getattr(slot, attno, &isnull);
+		if (sort.abbrev && !isnull)
+			value = sort.abbrev->abbrev_converter(value, sort.abbrev);
+		items[i].first = isnull ? (Datum) 0 : value;
+		items[i].record = (uintptr_t) tuple | (isnull ? ITEM_FIRST_NULL : 0);
+	}
+	ExecClearTuple(slot);
+
+	if (n > 1)
+		qsort_arg(items, n, sizeof(ResolveItem), compare_items, &sort);
+	/* sorted[i] is written where items[i / 2] was, already read */
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = ITEM_TUPLE(&items[i]);
+	return sorted;
 }

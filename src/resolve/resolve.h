@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * resolve.h
- *	  Resolve's comparator pass: ordering the tie ranges inexact keys leave,
+ *	  Resolve's comparator pass: ordering the tie ranges that inexact keys
+ *	  leave, and the comparator sort of a batch whose keys were given up,
  *	  with PostgreSQL's comparators (resolve.c).
  *
  *-------------------------------------------------------------------------
@@ -38,6 +39,16 @@ extern void resolve_sorted(CompareContext *res, ThreadPool *pool,
 extern void resolve_tie_ranges(CompareContext *res, uint32 *perm,
 							   const TieRange *ranges, size_t nranges,
 							   int64 *resolved, Size *scratch);
+extern MinimalTuple *resolve_sort_tuples(CompareContext *res,
+										 MinimalTuple *tuples, size_t n,
+										 void *space);
+
+/*
+ * An item of the comparators' sort, a record's: a tie range's, and the
+ * comparator sort's, which then holds the batch's records in these bytes
+ * each beside their tuples (resolve_sort_tuples).
+ */
+#define RESOLVE_ITEM_BYTES	16
 
 /*
  * The most the comparator pass takes beside the batch, a record: a tie
@@ -46,8 +57,7 @@ extern void resolve_tie_ranges(CompareContext *res, uint32 *perm,
  * and a byte for the equal neighbours.  batch_memory() (batch.c) counts it
  * in the batch's limit.
  */
-#define RESOLVE_TIE_ITEM_BYTES	16
 #define RESOLVE_BYTES(ncols) \
-	(RESOLVE_TIE_ITEM_BYTES + (Size) (ncols) * (sizeof(Datum) + sizeof(bool)) + 1)
+	(RESOLVE_ITEM_BYTES + (Size) (ncols) * (sizeof(Datum) + sizeof(bool)) + 1)
 
 #endif							/* GPUSORT_RESOLVE_H */

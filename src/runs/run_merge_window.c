@@ -298,8 +298,9 @@ record_key(const WindowMerge *wm, WindowInput *in, size_t i)
 
 /* a task: the keys of the backend's slices [from, to) */
 static bool
-build_slice_keys(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+build_slice_keys(void *state, void *arg, size_t from, size_t to)
 {
+	KeyBuildContext *ctx = (KeyBuildContext *) state;
 	WindowMerge *wm = arg;
 
 	for (size_t s = from; s < to; s++)
@@ -403,8 +404,9 @@ merge_range(WindowMerge *wm, WindowRange *r)
 
 /* a task: ranges [from, to) */
 static bool
-merge_ranges(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+merge_ranges(void *state, void *arg, size_t from, size_t to)
 {
+	KeyBuildContext *ctx = (KeyBuildContext *) state;
 	WindowMerge *wm = arg;
 
 	for (size_t t = from; t < to; t++)
@@ -543,8 +545,9 @@ input_drop_taken(WindowMerge *wm, WindowInput *in)
  * rest.
  */
 static bool
-fill_inputs(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+fill_inputs(void *state, void *arg, size_t from, size_t to)
 {
+	KeyBuildContext *ctx = (KeyBuildContext *) state;
 	WindowMerge *wm = arg;
 
 	for (size_t j = from; j < to; j++)

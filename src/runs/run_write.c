@@ -111,7 +111,7 @@ typedef struct SpillSlice
 
 /* a task: the sizes of records [from, to) of a slice, in offsets[i + 1] */
 static bool
-measure_records(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+measure_records(void *state, void *arg, size_t from, size_t to)
 {
 	SpillSlice *sl = (SpillSlice *) arg;
 	Size		key_bytes = sl->key_words * sizeof(uint64);
@@ -127,7 +127,7 @@ measure_records(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
 
 /* a task: records [from, to) of a slice, serialized at their offsets */
 static bool
-serialize_records(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+serialize_records(void *state, void *arg, size_t from, size_t to)
 {
 	SpillSlice *sl = (SpillSlice *) arg;
 	Size		key_bytes = sl->key_words * sizeof(uint64);
@@ -292,7 +292,7 @@ release_writer_fd(void *arg)
 
 /* a task: the bytes of parts [from, to) */
 static bool
-measure_parts(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+measure_parts(void *state, void *arg, size_t from, size_t to)
 {
 	RunWriter  *w = (RunWriter *) arg;
 	Size		key_bytes = w->key_words * sizeof(uint64);
@@ -326,8 +326,9 @@ part_flush(RunWriter *w, RunWriterPart *part, off_t *offset, Size *used)
 
 /* a task: serialize and write parts [from, to) */
 static bool
-write_parts(KeyBuildContext *ctx, void *arg, size_t from, size_t to)
+write_parts(void *state, void *arg, size_t from, size_t to)
 {
+	KeyBuildContext *ctx = (KeyBuildContext *) state;
 	RunWriter  *w = (RunWriter *) arg;
 	Size		key_bytes = w->key_words * sizeof(uint64);
 

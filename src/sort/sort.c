@@ -203,7 +203,7 @@ sort_start(Sorter *state, MemoryContext parent)
 
 	stats->sorts++;
 	stats->fallback = NULL;
-	stats->engine[0] = '\0';
+	stats->engine = SORT_ENGINE_NONE;
 	stats->device[0] = '\0';
 	stats->algorithm[0] = '\0';
 	stats->budget = budget_total();
@@ -702,11 +702,9 @@ gpusort_sort_performsort(Sorter *state)
 	stats->key_kind = key_layout_describe(layout);
 	stats->generic_keys = layout->generic;
 
-	/* gpusort_stat: one sort, by what ordered its last batch */
-	stat_count_sort(strncmp(stats->engine, "GPU", 3) == 0 ? STAT_SORTED_GPU :
-					strncmp(stats->engine, "PostgreSQL", 10) == 0 ?
-					STAT_SORTED_COMPARATORS : STAT_SORTED_CPU,
-					(uint64) stats->records);
+	/* gpusort_stat: one sort, by the engine of its last batch (sorted) */
+	Assert(stats->engine != SORT_ENGINE_NONE);
+	stat_count_sort(stats->engine, (uint64) stats->records);
 
 	/*
 	 * One line per sort at DEBUG1: which engine sorted, and the times of
@@ -717,7 +715,7 @@ gpusort_sort_performsort(Sorter *state)
 	 * read it.
 	 */
 	elog(DEBUG1, "gpusort: " INT64_FORMAT " records sorted by %s%s%s, %s%s%s in %d runs (load %.0f ms, encode %.0f ms, key build %.0f ms busy, sort %.0f ms, refine %.0f ms, check %.0f ms, comparators %.0f ms, spill %.0f ms, merge %.0f ms)",
-		 stats->records, stats->engine,
+		 stats->records, sort_engine_name(stats->engine),
 		 stats->device[0] ? ": " : "", stats->device, stats->algorithm,
 		 stats->fallback ? "; fallback: " : "",
 		 stats->fallback ? stats->fallback : "",

@@ -848,7 +848,7 @@ sort_memory_spill_early(SortMemory *mem, SortBatch *batch, Size held,
  * Sort needs to sort in memory, a batch with keys would then write a run
  * where Sort writes nothing.  Without keys a batch holds the tuple and 16
  * bytes (the comparator sort's item: the pointer and the first column's
- * datum, batch_sort.c), less than Sort: so where the planner's estimate of
+ * datum, resolve.c), less than Sort: so where the planner's estimate of
  * the input, not yet passed, at the arena's bytes per tuple so far and
  * Sort's overhead, fits the memory the batch may have, the batch sorts as
  * Sort does, in memory by the comparators, and needs no temporary space

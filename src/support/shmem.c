@@ -54,7 +54,7 @@ gpusort_shmem_startup(void)
 		for (int i = 0; i < GPUSORT_ROLE_SLOTS; i++)
 			pg_atomic_init_u64(&shared->roles[i].held, 0);
 		pg_atomic_init_u32(&shared->sorts_with_threads, 0);
-		for (int i = 0; i < NUM_STAT_SORTED; i++)
+		for (int i = 0; i < NUM_SORT_ENGINES; i++)
 		{
 			pg_atomic_init_u64(&shared->sorts[i], 0);
 			pg_atomic_init_u64(&shared->rows[i], 0);

@@ -7,8 +7,9 @@
  * It holds the host memory all GpuSorts hold against
  * gpusort.server_memory (sort_memory.c), the sorts whose pool threads run
  * (threadpool.c), and the counters of the view gpusort_stat (stat.c),
- * with what they count (ServiceFallback, StatSortedBy), so that stat.c
- * reads them here and shmem.c needs nothing of it.
+ * with what they count (ServiceFallback, and SortEngineKind of
+ * sort_stats.h), so that stat.c reads them here and shmem.c needs nothing
+ * of it.
  * It exists only when gpusort is in shared_preload_libraries; loaded any
  * other way, gpusort_shared stays NULL and there is no server budget, no
  * count of other sorts' threads, and nothing counted.
@@ -22,6 +23,8 @@
 
 #include "port/atomics.h"
 #include "storage/spin.h"
+
+#include "support/sort_stats.h"
 
 /* Why a sort that wanted the GPU ran on the CPU. */
 typedef enum ServiceFallback
@@ -37,15 +40,6 @@ typedef enum ServiceFallback
 	FALLBACK_CANCELLED,			/* the query was cancelled during the sort */
 	NUM_SERVICE_FALLBACKS
 } ServiceFallback;
-
-/* What ordered a sort: an engine, or PostgreSQL's comparators. */
-typedef enum StatSortedBy
-{
-	STAT_SORTED_GPU = 0,
-	STAT_SORTED_CPU,
-	STAT_SORTED_COMPARATORS,
-	NUM_STAT_SORTED
-} StatSortedBy;
 
 /*
  * What the GpuSorts of one role's sessions hold together (sort_memory.c),
@@ -75,8 +69,8 @@ typedef struct GpuSortShared
 	pg_atomic_uint32 sorts_with_threads;
 
 	/* counters (gpusort_stat) */
-	pg_atomic_uint64 sorts[NUM_STAT_SORTED];
-	pg_atomic_uint64 rows[NUM_STAT_SORTED];
+	pg_atomic_uint64 sorts[NUM_SORT_ENGINES];
+	pg_atomic_uint64 rows[NUM_SORT_ENGINES];
 	pg_atomic_uint64 fallbacks[NUM_SERVICE_FALLBACKS];
 	pg_atomic_uint64 runs_for_backend_budget;
 	pg_atomic_uint64 runs_for_server_budget;

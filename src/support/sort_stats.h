@@ -6,7 +6,9 @@
  *
  * The node reads the figures through gpusort_sort_get_stats() (sort.h), as
  * nodeSort.c reads tuplesort's.  Times are in milliseconds; a rescan that
- * sorts again adds to them.
+ * sorts again adds to them.  What ordered the records (SortEngineKind)
+ * is the engines' word and gpusort_stat's too, named here for EXPLAIN and
+ * the view alike (sort_engine_name).
  *
  *-------------------------------------------------------------------------
  */
@@ -17,11 +19,24 @@
 
 #include "portability/instr_time.h"
 
+/*
+ * What ordered a sort's records: the GPU engine or the CPU engine
+ * (engine.h), or PostgreSQL's comparators alone where the keys were given
+ * up (batch_sort.c).  gpusort_stat counts sorts and rows by it.
+ */
+typedef enum SortEngineKind
+{
+	SORT_ENGINE_NONE = -1,		/* nothing sorted yet */
+	SORT_ENGINE_GPU = 0,
+	SORT_ENGINE_CPU,
+	SORT_ENGINE_COMPARATORS,
+	NUM_SORT_ENGINES
+} SortEngineKind;
+
 typedef struct GpuSortStats
 {
 	int			sorts;			/* times the node sorted (rescans re-sort) */
-	char		engine[32];		/* Sort Engine: "CPU", "GPU", or what is no
-								 * engine, "PostgreSQL comparators" */
+	SortEngineKind engine;		/* of the last batch sorted */
 	char		device[64];		/* the GPU's name; empty for the others */
 	char		algorithm[40];	/* the engine's algorithm */
 	char	   *fallback;		/* why not the GPU / why comparators, or NULL */
@@ -61,6 +76,25 @@ typedef struct GpuSortStats
 	double		merge_ms;		/* merge passes before the first tuple */
 	double		emit_ms;
 } GpuSortStats;
+
+/* the engine's name, as EXPLAIN and gpusort_stat show it */
+static inline const char *
+sort_engine_name(SortEngineKind engine)
+{
+	switch (engine)
+	{
+		case SORT_ENGINE_GPU:
+			return "GPU";
+		case SORT_ENGINE_CPU:
+			return "CPU";
+		case SORT_ENGINE_COMPARATORS:
+			return "PostgreSQL comparators";
+		case SORT_ENGINE_NONE:
+		case NUM_SORT_ENGINES:
+			break;
+	}
+	return "";
+}
 
 static inline double
 gpusort_elapsed_ms(instr_time start)

@@ -25,12 +25,12 @@ stat_count_fallback(ServiceFallback reason)
 }
 
 void
-stat_count_sort(StatSortedBy by, uint64 rows)
+stat_count_sort(SortEngineKind engine, uint64 rows)
 {
 	if (gpusort_shared)
 	{
-		pg_atomic_fetch_add_u64(&gpusort_shared->sorts[by], 1);
-		pg_atomic_fetch_add_u64(&gpusort_shared->rows[by], rows);
+		pg_atomic_fetch_add_u64(&gpusort_shared->sorts[engine], 1);
+		pg_atomic_fetch_add_u64(&gpusort_shared->rows[engine], rows);
 	}
 }
 

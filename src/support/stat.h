@@ -16,10 +16,11 @@
 
 #include "postgres.h"
 
-#include "support/shmem.h"			/* ServiceFallback, StatSortedBy */
+#include "support/shmem.h"			/* ServiceFallback */
+#include "support/sort_stats.h"		/* SortEngineKind */
 
 extern void stat_count_fallback(ServiceFallback reason);
-extern void stat_count_sort(StatSortedBy by, uint64 rows);
+extern void stat_count_sort(SortEngineKind engine, uint64 rows);
 extern void stat_count_run(bool for_server_budget);
 
 #endif							/* GPUSORT_STAT_H */

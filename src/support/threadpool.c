@@ -2,8 +2,8 @@
  *
  * threadpool.c
  *	  The sort's thread pool: threads beside the backend that run the tasks
- *	  every stage lends them, the first of which was building keys
- *	  (keys_build.c).
+ *	  every stage lends them: building keys (keys_build.c) and the others'
+ *	  work.
  *
  * Collation keys are the costliest per-row work of a text sort (glibc's
  * strxfrm takes about a microsecond for a 32-character string, more than
@@ -17,8 +17,9 @@
  * the gather builds the sorted tuple pointers (batch_sort.c), runs are
  * written (run_write.c), and the final merge reads and merges them
  * (run_merge_window.c).  The pool knows none of them: it runs tasks, and
- * gives each thread a key builder of the sort's layout for the tasks that
- * build keys.  The threads run only code that never calls into PostgreSQL
+ * hands each the state of the thread that runs it, which the pool's owner
+ * makes and describes (ThreadStates: the sort's key builders, batch.c).
+ * The threads run only code that never calls into PostgreSQL
  * (TaskFn): they walk tuples with the same arithmetic as
  * heap_deform_tuple, but every PostgreSQL call (detoasting, slots, errors)
  * stays in the backend.  They block every signal, so signals keep going to
@@ -45,6 +46,16 @@
  * raised there drops the queued tasks, so that only threadpool_parallel_for
  * (which waits for its tasks before it returns) may hand tasks arguments
  * on its caller's stack.
+ *
+ * What the others call: threadpool_wanted (how many threads a sort would
+ * get) and threadpool_start, its stop flag (threadpool_stop_flag), size
+ * (threadpool_count) and the backend's own thread state
+ * (threadpool_backend_state); tasks, in groups (threadpool_group_create,
+ * threadpool_submit, threadpool_group_done, threadpool_wait,
+ * threadpool_wait_all, threadpool_forget_group) or at once
+ * (threadpool_parallel_for); threadpool_idle once a sort has sorted;
+ * threadpool_failure, a failed task's reason; and threadpool_busy_ms, the
+ * threads' busy time for EXPLAIN.
  *
  *-------------------------------------------------------------------------
  */
@@ -90,7 +101,8 @@ struct ThreadPool
 	int			nstarted;
 	pthread_t	threads[MAX_POOL_THREADS];
 	WorkerStart starts[MAX_POOL_THREADS];
-	KeyBuildContext *contexts[MAX_POOL_THREADS + 1]; /* the last: the backend's */
+	const char *(*failure_of) (void *state);	/* ThreadStates.failure */
+	void		(*release) (void *state);
 
 	pthread_mutex_t lock;
 	pthread_cond_t work_ready;	/* workers wait here for tasks */
@@ -109,6 +121,9 @@ struct ThreadPool
 
 	MemoryContextCallback stop_callback;
 	bool		counted;		/* in the server's sorts_with_threads */
+
+	int			nstates;		/* nthreads as asked + 1 */
+	void	   *states[FLEXIBLE_ARRAY_MEMBER];	/* the last: the backend's */
 };
 
 /* pools of this backend counted in sorts_with_threads */
@@ -195,7 +210,7 @@ now_ns(void)
 
 /* Run one task, with the lock released; called with it held. */
 static void
-run_task_locked(ThreadPool *pool, KeyTask task, KeyBuildContext *ctx)
+run_task_locked(ThreadPool *pool, KeyTask task, void *state)
 {
 	bool		ok = true;
 	double		start;
@@ -205,14 +220,14 @@ run_task_locked(ThreadPool *pool, KeyTask task, KeyBuildContext *ctx)
 
 	start = now_ns();
 	if (!pool->failed || task.group->always_run)
-		ok = task.fn(ctx, task.arg, task.from, task.to);
+		ok = task.fn(state, task.arg, task.from, task.to);
 
 	pthread_mutex_lock(&pool->lock);
 	pool->busy_ns += now_ns() - start;
 	if (!ok && !pool->failed)
 	{
 		pool->failed = true;
-		strlcpy(pool->failure, key_build_error(ctx), sizeof(pool->failure));
+		strlcpy(pool->failure, pool->failure_of(state), sizeof(pool->failure));
 	}
 	task.group->pending--;
 	pool->running--;
@@ -235,7 +250,7 @@ worker_main(void *arg)
 {
 	WorkerStart *start = (WorkerStart *) arg;
 	ThreadPool *pool = start->pool;
-	KeyBuildContext *ctx = pool->contexts[start->index];
+	void	   *state = pool->states[start->index];
 
 	pthread_mutex_lock(&pool->lock);
 	for (;;)
@@ -247,13 +262,13 @@ worker_main(void *arg)
 		if (pool->shutdown)
 			break;
 		if (pop_task_locked(pool, &task))
-			run_task_locked(pool, task, ctx);
+			run_task_locked(pool, task, state);
 	}
 	pthread_mutex_unlock(&pool->lock);
 	return NULL;
 }
 
-/* Stop and join the threads, free the builders; the pool's memory stays. */
+/* Stop and join the threads, free their states; the pool's memory stays. */
 static void
 threadpool_stop(void *arg)
 {
@@ -268,10 +283,10 @@ threadpool_stop(void *arg)
 	for (int i = 0; i < pool->nstarted; i++)
 		pthread_join(pool->threads[i], NULL);
 	pool->nstarted = 0;
-	for (int i = 0; i <= pool->nthreads; i++)
+	for (int i = 0; i < pool->nstates; i++)
 	{
-		key_build_context_free(pool->contexts[i]);
-		pool->contexts[i] = NULL;
+		pool->release(pool->states[i]);
+		pool->states[i] = NULL;
 	}
 	pthread_cond_destroy(&pool->work_ready);
 	pthread_cond_destroy(&pool->work_done);
@@ -280,33 +295,35 @@ threadpool_stop(void *arg)
 }
 
 /*
- * Start nthreads threads (0: the backend does all the work) for keys of
- * layout, living as long as cxt.  Errors if a builder cannot be made.
- * Fewer threads start if the system refuses more.
+ * Start nthreads threads (0: the backend does all the work), living as long
+ * as cxt, with the nthreads + 1 states of states, which the pool releases
+ * when it stops.  Fewer threads start if the system refuses more.
  */
 ThreadPool *
-threadpool_start(const KeyLayout *layout, int nthreads, MemoryContext cxt)
+threadpool_start(int nthreads, const ThreadStates *states, MemoryContext cxt)
 {
-	ThreadPool *pool = MemoryContextAllocZero(cxt, sizeof(ThreadPool));
-	char		errbuf[256];
+	int			nstates = Max(nthreads, 0) + 1;
+	ThreadPool *pool;
 	sigset_t	all;
 	sigset_t	saved;
 
-	pool->nthreads = Min(Max(nthreads, 0), MAX_POOL_THREADS);
-	for (int i = 0; i <= pool->nthreads; i++)
+	/* the states are the pool's from here on, released if it cannot start */
+	pool = MemoryContextAllocExtended(cxt, offsetof(ThreadPool, states) +
+									  nstates * sizeof(void *),
+									  MCXT_ALLOC_ZERO | MCXT_ALLOC_NO_OOM);
+	if (pool == NULL)
 	{
-		pool->contexts[i] = key_build_context_create(layout, errbuf, sizeof(errbuf));
-		if (pool->contexts[i] == NULL)
-		{
-			for (int j = 0; j < i; j++)
-				key_build_context_free(pool->contexts[j]);
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("gpusort: %s", errbuf)));
-		}
+		for (int i = 0; i < nstates; i++)
+			states->release(states->states[i]);
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
 	}
-	for (int i = 0; i <= pool->nthreads; i++)
-		key_build_set_stop_flag(pool->contexts[i], &pool->stop);
+	pool->nthreads = Min(Max(nthreads, 0), MAX_POOL_THREADS);
+	pool->nstates = nstates;
+	memcpy(pool->states, states->states, nstates * sizeof(void *));
+	pool->failure_of = states->failure;
+	pool->release = states->release;
 	pthread_mutex_init(&pool->lock, NULL);
 	pthread_cond_init(&pool->work_ready, NULL);
 	pthread_cond_init(&pool->work_done, NULL);
@@ -336,11 +353,21 @@ threadpool_count(ThreadPool *pool)
 	return pool->nstarted;
 }
 
-/* the builder context for work the backend does itself */
-KeyBuildContext *
-threadpool_backend_context(ThreadPool *pool)
+/* the state for work the backend does itself */
+void *
+threadpool_backend_state(ThreadPool *pool)
 {
-	return pool->contexts[pool->nthreads];
+	return pool->states[pool->nstates - 1];
+}
+
+/*
+ * The flag that tells running tasks to give up (the sort ending, a
+ * cancel): what the states' owner makes the tasks watch.
+ */
+volatile bool *
+threadpool_stop_flag(ThreadPool *pool)
+{
+	return &pool->stop;
 }
 
 /*
@@ -367,7 +394,7 @@ threadpool_submit(ThreadPool *pool, TaskGroup *group,
 	group->pending++;
 	if (pool->nstarted == 0)
 	{
-		run_task_locked(pool, task, threadpool_backend_context(pool));
+		run_task_locked(pool, task, threadpool_backend_state(pool));
 		pthread_mutex_unlock(&pool->lock);
 		return;
 	}
@@ -377,7 +404,7 @@ threadpool_submit(ThreadPool *pool, TaskGroup *group,
 
 		/* a full queue: lend a hand rather than wait */
 		if (pop_task_locked(pool, &queued))
-			run_task_locked(pool, queued, threadpool_backend_context(pool));
+			run_task_locked(pool, queued, threadpool_backend_state(pool));
 	}
 	pool->queue[(pool->head + pool->count) % QUEUE_CAPACITY] = task;
 	pool->count++;
@@ -416,7 +443,7 @@ wait_for(ThreadPool *pool, TaskGroup *group)
 			return;
 		}
 		if (pop_task_locked(pool, &task))
-			run_task_locked(pool, task, threadpool_backend_context(pool));
+			run_task_locked(pool, task, threadpool_backend_state(pool));
 		else
 		{
 			struct timespec deadline;

@@ -13,16 +13,29 @@
 
 #include "postgres.h"
 
-#include "keys/keys.h"
-
 typedef struct ThreadPool ThreadPool;
 
 /*
- * A task: do items [from, to) of arg's work with the builder context ctx.
- * Runs in a pool thread or in the backend; must not call into PostgreSQL.
- * Returns false on failure, with the reason in ctx (key_build_error).
+ * A task: do items [from, to) of arg's work with state, the state of the
+ * thread that runs it (ThreadStates).  Runs in a pool thread or in the
+ * backend; must not call into PostgreSQL.  Returns false on failure, with
+ * the reason in state (ThreadStates.failure).
  */
-typedef bool (*TaskFn) (KeyBuildContext *ctx, void *arg, size_t from, size_t to);
+typedef bool (*TaskFn) (void *state, void *arg, size_t from, size_t to);
+
+/*
+ * What each thread carries for the tasks it runs, which the pool's owner
+ * makes and the pool only hands on: states[i] is thread i's, states[n] the
+ * backend's for a pool of n threads (the sort's key builders, batch.c).
+ */
+typedef struct ThreadStates
+{
+	void	  **states;			/* n + 1 of them; the pool copies the array */
+	/* why a task that returned false with this state failed */
+	const char *(*failure) (void *state);
+	/* free a state: at the pool's end, once no thread runs */
+	void		(*release) (void *state);
+} ThreadStates;
 
 /*
  * A counter of unfinished tasks that the backend can wait for.  Running
@@ -38,11 +51,12 @@ typedef struct TaskGroup
 } TaskGroup;
 
 extern int	threadpool_wanted(void);
-extern ThreadPool *threadpool_start(const KeyLayout *layout, int nthreads,
-									   MemoryContext cxt);
+extern ThreadPool *threadpool_start(int nthreads, const ThreadStates *states,
+									MemoryContext cxt);
+extern volatile bool *threadpool_stop_flag(ThreadPool *pool);
 extern int	threadpool_count(ThreadPool *pool);
 extern void threadpool_idle(ThreadPool *pool);
-extern KeyBuildContext *threadpool_backend_context(ThreadPool *pool);
+extern void *threadpool_backend_state(ThreadPool *pool);
 extern TaskGroup *threadpool_group_create(ThreadPool *pool);
 extern void threadpool_submit(ThreadPool *pool, TaskGroup *group,
 							  TaskFn fn, void *arg, size_t from, size_t to);
