@@ -331,8 +331,10 @@ relink_blocks(LoadBlocks *lb, dsa_pointer ptr)
 
 /*
  * The leader: what the blocks take now, for the DEBUG1 line of
- * gpusort_load_finish, and how much of it the budget did not count (none,
- * if the limit is held before it is published: update_limit).
+ * gpusort_load_finish.  The budget holds the limit before it is published
+ * (update_limit), and a worker that passes it gives its block back: only
+ * the blocks that workers are reserving at this moment, before they see
+ * that, may lie beyond what the share holds.
  */
 static void
 note_reserved(LoadBlocks *lb)
@@ -340,9 +342,9 @@ note_reserved(LoadBlocks *lb)
 	uint64		reserved = pg_atomic_read_u64(&lb->shared->reserved);
 
 	lb->peak_reserved = Max(lb->peak_reserved, reserved);
-	if (lb->budget && reserved > gpusort_sort_load_held(lb->budget))
-		lb->peak_uncounted = Max(lb->peak_uncounted,
-								 reserved - gpusort_sort_load_held(lb->budget));
+	Assert(lb->budget == NULL ||
+		   reserved <= gpusort_sort_load_held(lb->budget) +
+		   (uint64) lb->shared->nparticipants * lb->shared->block_size);
 }
 
 /*
@@ -614,7 +616,6 @@ load_blocks_reset_participant(LoadBlocks *lb)
 	lb->block = NULL;
 	memset(&lb->figures, 0, sizeof(LoadFigures));
 	lb->peak_reserved = 0;
-	lb->peak_uncounted = 0;
 }
 
 /*
@@ -692,9 +693,8 @@ load_blocks_describe(LoadBlocks *lb, StringInfo buf)
 		reused += p->reused;
 		nworkers++;
 	}
-	appendStringInfo(buf, "; %d workers loaded in %.0f to %.0f ms, blocks held at most " UINT64_FORMAT " kB (" UINT64_FORMAT " kB of it not yet counted in the budget), " INT64_FORMAT " filled again",
-					 nworkers, min_ms, max_ms, lb->peak_reserved / 1024,
-					 lb->peak_uncounted / 1024, reused);
+	appendStringInfo(buf, "; %d workers loaded in %.0f to %.0f ms, blocks held at most " UINT64_FORMAT " kB, " INT64_FORMAT " filled again",
+					 nworkers, min_ms, max_ms, lb->peak_reserved / 1024, reused);
 }
 
 /*

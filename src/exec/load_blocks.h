@@ -62,8 +62,6 @@ typedef struct LoadBlocks
 	uint64		workers_passed_seen;	/* workers_passed when it last
 										 * returned to the Gather */
 	uint64		peak_reserved;	/* the most in flight it saw */
-	uint64		peak_uncounted; /* the most of it that its budget share did
-								 * not hold */
 
 	/* the leader: the linked blocks it moves at once */
 	TupleBlock *moving;
