@@ -89,6 +89,16 @@
 /* the least a batch reserves of the budgets at a time */
 #define BATCH_RESERVE_STEP	((Size) 8 * 1024 * 1024)
 
+/* keys take at most 1/KEYS_FIXED_SHARE of a batch's memory: sort_keys_fit */
+#define KEYS_FIXED_SHARE	4
+
+/*
+ * an arena block takes at most 1/ARENA_BLOCK_SHARE of a batch's memory,
+ * and ARENA_LEAST_BLOCK at the least: cap_arena_block
+ */
+#define ARENA_BLOCK_SHARE	16
+#define ARENA_LEAST_BLOCK	((Size) 16 * 1024)
+
 typedef enum SortStatus
 {
 	SORT_LOADING,				/* taking tuples */
@@ -114,6 +124,8 @@ struct Sorter
 
 	MemoryContext cxt;			/* everything else of the sort */
 	SortStatus	status;
+	bool		keys_decided;	/* keys_fit is set: sort_keys_fit() */
+	bool		keys_fit;
 	SortBatchShared sh;
 	SortBatch	batch;
 	bool		batch_started;	/* the batch has its limit and engine */
@@ -403,6 +415,50 @@ grow_batch(Sorter *state)
 							 2 * need));
 }
 
+/*
+ * Whether the sort's batches have keys.  Keys take memory whatever the
+ * records (batch_keys_fixed_bytes: the engine's chunk of keys, which it
+ * takes whole, and a generic layout's chunk of inputs and its arrays),
+ * which a small budget cannot hold beside the rows: at 1 MB a text key's
+ * took all of it and more, and the batches spilled at 64 rows, far over
+ * the budget.  Where that memory is more than a KEYS_FIXED_SHARE-th of
+ * what the first batch may hold, every batch of the sort goes without
+ * keys and is sorted by the comparators, as Sort sorts (batch_sort.c: a
+ * tuple and 16 bytes a row, where Sort holds a tuple and
+ * NATIVE_ROW_OVERHEAD), so that a run holds more rows than Sort's in the
+ * same memory; its runs carry no keys, and the merges compare by the
+ * comparators, as Sort's do.  Decided once for the sort, by its first
+ * batch, so that its runs are all of one kind.
+ */
+static bool
+sort_keys_fit(Sorter *state, Size ceiling)
+{
+	if (!state->keys_decided)
+	{
+		state->keys_fit = batch_keys_fixed_bytes(&state->sh) <=
+			ceiling / KEYS_FIXED_SHARE;
+		state->keys_decided = true;
+	}
+	return state->keys_fit;
+}
+
+/*
+ * Keep the arena's blocks within a ARENA_BLOCK_SHARE-th of what the batch
+ * may hold: blocks double from ARENA_MIN_BLOCK (batch_load.c), so that at a
+ * small budget the first would take more than the budget (256 kB of 64 kB),
+ * and the block a batch cannot take any more leaves up to half its memory
+ * unused.  Taken again as the batch loads, since each block doubles the
+ * next.
+ */
+static void
+cap_arena_block(Sorter *state)
+{
+	Size		cap = MAXALIGN(Max(state->batch_ceiling / ARENA_BLOCK_SHARE,
+								   ARENA_LEAST_BLOCK));
+
+	state->batch.next_block_size = Min(state->batch.next_block_size, cap);
+}
+
 /* Start a batch: its limit, its keys and its engine. */
 static void
 start_batch(Sorter *state)
@@ -415,7 +471,19 @@ start_batch(Sorter *state)
 	batch->limit = 0;
 	(void) reserve_batch(state, BATCH_RESERVE_STEP);
 	balance_runs(state);
+	cap_arena_block(state);
+	state->batch_started = true;
 
+	if (!sort_keys_fit(state, ceiling))
+	{
+		/*
+		 * No engine, and nothing expected: the arena's blocks stay at what
+		 * cap_arena_block sets, not sized to the records expected
+		 */
+		batch_give_up_keys(batch, "the keys do not fit in the sort's memory: PostgreSQL's comparators sort each batch, as Sort would");
+		batch->expected_records = 0;
+		return;
+	}
 	if (state->last_batch_records > 0)
 		batch->expected_records = state->last_batch_records;
 	else
@@ -423,7 +491,6 @@ start_batch(Sorter *state)
 											   (double) (ceiling / MIN_RECORD_BYTES));
 	batch_start_keys(batch);
 	batch_start_engine(batch);
-	state->batch_started = true;
 }
 
 /* Sort the batch; with keep_keys, for a merge. */
@@ -669,6 +736,7 @@ hold_batch_memory(Sorter *state)
 		writing_done(state);
 	else
 		state->batch_ceiling = batch_ceiling(state);
+	cap_arena_block(state);
 	if (batch_memory(batch, batch->ntuples, batch->next_block_size) >
 		batch->limit / 2)
 		(void) grow_batch(state);
