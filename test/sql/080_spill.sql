@@ -191,6 +191,18 @@ SELECT runs > 10 AS many_runs, passes > 1 AS several_passes, disk_kb > 0 AS disk
        fallback ~ 'keys do not fit' AS without_keys
   FROM spill_stats('SELECT k, f, id FROM gs_fb ORDER BY k, f DESC');
 
+-- a small budget holds runs as long as Sort's: where the keys' own memory
+-- (the engine's chunk of keys, a text key's chunk of datums: about 6.5 MB)
+-- would take more than a quarter of the budget, the batches go without
+-- keys and hold a tuple and 16 bytes a row, where Sort holds a tuple and
+-- 48 bytes; so at 1MB 100k rows of (md5 text, int4), some 60 bytes of
+-- tuple a row, make no more runs than Sort's 11 (nine, and the last batch
+-- in memory), not 1,563 runs of 64 rows, and what the batch held stays
+-- within the budget
+SELECT runs BETWEEN 2 AND 12 AS runs_as_long_as_sorts, memory_kb <= budget_kb AS within_budget,
+       fallback ~ 'keys do not fit' AS without_keys
+  FROM spill_stats('SELECT s, id FROM gs_fb WHERE id <= 100000 ORDER BY s');
+
 -- the last batch, merged from memory, is a full one: where the planner
 -- knows the input's size the second run is cut short instead, and less is
 -- written than where it does not.  Two functions over the same rows, which
