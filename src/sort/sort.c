@@ -90,7 +90,7 @@
 #define BATCH_RESERVE_STEP	((Size) 8 * 1024 * 1024)
 
 /* keys take at most 1/KEYS_FIXED_SHARE of a batch's memory: sort_keys_fit */
-#define KEYS_FIXED_SHARE	4
+#define KEYS_FIXED_SHARE	2
 
 /*
  * an arena block takes at most 1/ARENA_BLOCK_SHARE of a batch's memory,
@@ -477,11 +477,13 @@ start_batch(Sorter *state)
 	if (!sort_keys_fit(state, ceiling))
 	{
 		/*
-		 * No engine, and nothing expected: the arena's blocks stay at what
-		 * cap_arena_block sets, not sized to the records expected
+		 * No engine.  Expected: more records than the batch can hold (each
+		 * takes a tuple and a 16-byte item), so that the tuple pointers'
+		 * array has room to become the items where it lies, and the arena's
+		 * blocks are not sized to a rest of the input that fits.
 		 */
 		batch_give_up_keys(batch, "the keys do not fit in the sort's memory: PostgreSQL's comparators sort each batch, as Sort would");
-		batch->expected_records = 0;
+		batch->expected_records = ceiling / (2 * sizeof(Datum));
 		return;
 	}
 	if (state->last_batch_records > 0)

@@ -193,7 +193,7 @@ SELECT runs > 10 AS many_runs, passes > 1 AS several_passes, disk_kb > 0 AS disk
 
 -- a small budget holds runs as long as Sort's: where the keys' own memory
 -- (the engine's chunk of keys, a text key's chunk of datums: about 6.5 MB)
--- would take more than a quarter of the budget, the batches go without
+-- would take more than half the budget, the batches go without
 -- keys and hold a tuple and 16 bytes a row, where Sort holds a tuple and
 -- 48 bytes; so at 1MB 100k rows of (md5 text, int4), some 60 bytes of
 -- tuple a row, make no more runs than Sort's 11 (nine, and the last batch
