@@ -23,7 +23,8 @@
  *	- the lifecycle, for sort.c: batch_init, batch_reset, batch_move (a
  *	  batch whose run is written behind), batch_destroy;
  *	- memory: batch_memory, batch_held, batch_tuple_bytes, batch_alloc,
- *	  batch_inputs_chunk_bytes;
+ *	  batch_inputs_chunk_bytes, and batch_keys_fixed_bytes (what its keys
+ *	  take whatever its records, for the memory policy);
  *	- the pool threads: batch_threads, batch_start_threads (for the
  *	  stages, the run writer and the window merge too);
  *	- batch_give_up_keys, which hands the batch to the comparators, and
@@ -137,28 +138,62 @@ unallocated_inputs_bytes(SortBatch *batch, size_t n)
 }
 
 /*
+ * Bytes that a batch's keys take whatever its records: the engine takes its
+ * buffer of keys a chunk of GPUSORT_CHUNK_RECORDS records at a time, and a
+ * generic layout a chunk of inputs (datums, NULL flags, states) at a time,
+ * and an array of MAX_CHUNKS entries for each of its five per-chunk tables
+ * (batch_start_keys).  The first chunk of each, and the arrays: at a text
+ * key's four words, about 6.5 MB, taken by the first record.
+ */
+Size
+batch_keys_fixed_bytes(SortBatchShared *sh)
+{
+	int			words = Max(sh->layout.key_words, 1);
+	Size		bytes = GPUSORT_CHUNK_RECORDS * words * sizeof(uint64);
+
+	if (sh->layout.generic)
+		bytes += GPUSORT_CHUNK_RECORDS *
+			(sh->layout.full_cols * (sizeof(Datum) + sizeof(bool)) + sizeof(uint8)) +
+			MAX_CHUNKS * (4 * sizeof(void *) + sizeof(TaskGroup));
+	return bytes;
+}
+
+/*
  * Bytes the batch would hold with n records and `more` bytes of arena
- * beyond what it has: tuples, keys and the sort's workspace.
+ * beyond what it has: tuples, keys and the sort's workspace.  The keys
+ * count in whole chunks, as the engine takes them, and a generic layout's
+ * per-chunk arrays too: what the batch's memory holds, EXPLAIN's Memory
+ * Used, is then what its limit bounds.
  */
 Size
 batch_memory(SortBatch *batch, size_t n, Size more)
 {
 	int			words = Max(batch->sh->layout.key_words, 1);
+	size_t		key_chunks = (n + GPUSORT_CHUNK_RECORDS - 1) / GPUSORT_CHUNK_RECORDS;
 	Size		bytes;
 
 	/*
-	 * Without keys: the comparator sort's items (resolve_sort_tuples),
-	 * which take the tuple pointers' place
+	 * Without keys: the comparator sort's items (resolve_sort_tuples), 16
+	 * bytes, which take the tuple pointers' place where the pointers' array
+	 * is large enough to grow where it lies, and are made beside it otherwise
 	 */
 	if (batch->comparator_sort)
+	{
+		Size		pointers = Max(batch->maxtuples, n) * sizeof(MinimalTuple);
+
 		return batch->arena_bytes + more + batch->inputs_bytes +
-			n * RESOLVE_ITEM_BYTES;
+			n * RESOLVE_ITEM_BYTES +
+			(pointers < HOSTMEM_MIN_REQUEST ? pointers : 0);
+	}
 
 	bytes = batch->arena_bytes + more + n * sizeof(MinimalTuple) +
 		batch->inputs_bytes + unallocated_inputs_bytes(batch, n) +
-		n * words * sizeof(uint64) +	/* keys */
+		key_chunks * GPUSORT_CHUNK_RECORDS * words * sizeof(uint64) +	/* keys */
 		n * (sizeof(uint32) + sizeof(MinimalTuple)) +	/* order */
 		n * words * sizeof(uint64); /* sorted keys, for a merge */
+
+	if (batch->sh->layout.generic)
+		bytes += MAX_CHUNKS * (4 * sizeof(void *) + sizeof(TaskGroup));
 
 	/* the CPU engine's radix sort needs a workspace; the GPU sorts on the GPU */
 	if (!batch->chain.on_gpu)

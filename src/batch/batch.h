@@ -172,6 +172,7 @@ extern void batch_init(SortBatch *batch, SortBatchShared *sh, MemoryContext pare
 extern void batch_reset(SortBatch *batch);
 extern void batch_move(SortBatch *batch, SortBatch *to);
 extern void batch_destroy(SortBatch *batch);
+extern Size batch_keys_fixed_bytes(SortBatchShared *sh);
 extern Size batch_memory(SortBatch *batch, size_t n, Size more);
 extern Size batch_held(SortBatch *batch);
 extern double batch_tuple_bytes(SortBatch *batch);

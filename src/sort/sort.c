@@ -338,7 +338,21 @@ start_batch(Sorter *state)
 							state->writing_active);
 	ceiling = state->memory.ceiling;
 	balance_runs(state);
+	sort_memory_cap_arena_block(&state->memory, batch);
+	state->batch_started = true;
 
+	if (!sort_memory_keys_fit(&state->memory, &state->sh))
+	{
+		/*
+		 * No engine.  Expected: more records than the batch can hold (each
+		 * takes a tuple and a 16-byte item), so that the tuple pointers'
+		 * array has room to become the items where it lies, and the arena's
+		 * blocks are not sized to a rest of the input that fits.
+		 */
+		batch_give_up_keys(batch, "the keys do not fit in the sort's memory: PostgreSQL's comparators sort each batch, as Sort would");
+		batch->expected_records = ceiling / (2 * sizeof(Datum));
+		return;
+	}
 	if (state->last_batch_records > 0)
 		batch->expected_records = state->last_batch_records;
 	else
@@ -346,7 +360,6 @@ start_batch(Sorter *state)
 											   (double) (ceiling / MIN_RECORD_BYTES));
 	batch_start_keys(batch);
 	batch_start_engine(batch);
-	state->batch_started = true;
 }
 
 /* Sort the batch; with keep_keys, for a merge. */
@@ -510,6 +523,7 @@ hold_batch_memory(Sorter *state)
 	else
 		sort_memory_take_ceiling(&state->memory, state->runs != NULL,
 								 state->writing_active);
+	sort_memory_cap_arena_block(&state->memory, batch);
 	if (batch_memory(batch, batch->ntuples, batch->next_block_size) >
 		batch->limit / 2)
 		(void) sort_memory_grow_batch(&state->memory, batch);

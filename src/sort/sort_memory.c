@@ -109,7 +109,9 @@
  * batch may hold: sort_memory_take_ceiling, sort_memory_start_batch,
  * sort_memory_reserve_batch, sort_memory_grow_batch,
  * sort_memory_spill_early, sort_memory_without_keys,
- * sort_memory_reserve_emit_copy and sort_memory_for_merge.  The SQL
+ * sort_memory_reserve_emit_copy and sort_memory_for_merge, whether its
+ * batches keep their keys (sort_memory_keys_fit) and how large its arena's
+ * blocks may be (sort_memory_cap_arena_block).  The SQL
  * functions (views.c) report the server's limit (budget_server_limit) and
  * where the defaults come from (budget_describe_memory).
  *
@@ -132,6 +134,15 @@
 #include "support/shmem.h"
 
 #define MEGABYTE	((Size) 1024 * 1024)
+
+/*
+ * Keys take at most 1/KEYS_FIXED_SHARE of a batch's memory
+ * (sort_memory_keys_fit); an arena block at most 1/ARENA_BLOCK_SHARE, and
+ * ARENA_LEAST_BLOCK at the least (sort_memory_cap_arena_block).
+ */
+#define KEYS_FIXED_SHARE	2
+#define ARENA_BLOCK_SHARE	16
+#define ARENA_LEAST_BLOCK	((Size) 16 * 1024)
 
 /*
  * The part of gpusort.server_memory (one in this many bytes) that only a
@@ -918,4 +929,46 @@ sort_memory_for_merge(SortMemory *mem, Size held)
 		budget_hold(&mem->budget, held + merge_memory);
 	}
 	return merge_memory;
+}
+
+/*
+ * Whether the sort's batches have keys.  Keys take memory whatever the
+ * records (batch_keys_fixed_bytes: the engine's chunk of keys, which it
+ * takes whole, and a generic layout's chunk of inputs and its arrays),
+ * which a small budget cannot hold beside the rows: at 1 MB a text key's
+ * would take all of it and more, and the batches would spill at 64 rows,
+ * far over the budget.  Where that memory is more than a
+ * KEYS_FIXED_SHARE-th of what the first batch may hold (mem->ceiling),
+ * every batch of the sort goes without keys and is sorted by the
+ * comparators, as Sort sorts (a tuple and 16 bytes a row, where Sort holds
+ * a tuple and NATIVE_ROW_OVERHEAD), so that a run holds more rows than
+ * Sort's in the same memory; its runs carry no keys, and the merges
+ * compare by the comparators, as Sort's do.  Decided once for the sort, by
+ * its first batch, so that its runs are all of one kind.
+ */
+bool
+sort_memory_keys_fit(SortMemory *mem, SortBatchShared *sh)
+{
+	if (!mem->keys_decided)
+	{
+		mem->keys_fit = batch_keys_fixed_bytes(sh) <= mem->ceiling / KEYS_FIXED_SHARE;
+		mem->keys_decided = true;
+	}
+	return mem->keys_fit;
+}
+
+/*
+ * Keep the arena's blocks within a ARENA_BLOCK_SHARE-th of what the batch
+ * may hold: blocks double from ARENA_MIN_BLOCK (batch_load.c), so that at a
+ * small budget the first would take more than the budget (256 kB of 64 kB),
+ * and the block a batch cannot take any more would leave up to half its
+ * memory unused.  Taken again as the batch loads, since each block doubles
+ * the next.
+ */
+void
+sort_memory_cap_arena_block(SortMemory *mem, SortBatch *batch)
+{
+	Size		cap = MAXALIGN(Max(mem->ceiling / ARENA_BLOCK_SHARE, ARENA_LEAST_BLOCK));
+
+	batch->next_block_size = Min(batch->next_block_size, cap);
 }

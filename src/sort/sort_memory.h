@@ -58,6 +58,8 @@ typedef struct SortMemory
 								 * sort_memory_take_ceiling() */
 	Size		writing_held;	/* what the batch whose run is written
 								 * behind holds of the budget; 0 if none */
+	bool		keys_decided;	/* keys_fit is set: sort_memory_keys_fit() */
+	bool		keys_fit;
 } SortMemory;
 
 extern void sort_memory_take_ceiling(SortMemory *mem, bool spilled,
@@ -76,5 +78,7 @@ extern bool sort_memory_without_keys(SortMemory *mem, SortBatch *batch,
 extern bool sort_memory_reserve_emit_copy(SortMemory *mem, Size held,
 										  Size want);
 extern Size sort_memory_for_merge(SortMemory *mem, Size held);
+extern bool sort_memory_keys_fit(SortMemory *mem, SortBatchShared *sh);
+extern void sort_memory_cap_arena_block(SortMemory *mem, SortBatch *batch);
 
 #endif							/* GPUSORT_SORT_MEMORY_H */

@@ -69,7 +69,10 @@ SELECT q, check_widths(q, k) AS result
                ('SELECT a, b, c, id FROM gs_multi ORDER BY a NULLS FIRST, b, c', 3),
                ('SELECT s, bo, e, id FROM gs_multi ORDER BY s DESC, bo, e', 3)) v(q, k);
 
--- int8 + float8 in 8 bytes: the float8 goes to the comparators
+-- int8 + float8 in 8 bytes: the float8 goes to the comparators.  In a
+-- budget where the keys fit (with the spill variant's 64kB the batches go
+-- without keys, and no layout is built)
+SET gpusort.max_memory = '64MB';
 SET gpusort.key_width = 8;
 SELECT * FROM analyze_lines('SELECT d, c FROM gs_multi WHERE d IS NOT NULL AND c IS NOT NULL ORDER BY d, c',
                             'GpuSort|Key|Records|Resolved');
@@ -85,6 +88,7 @@ SET gpusort.key_width = 32;
 SELECT * FROM analyze_lines('SELECT b, a FROM gs_multi ORDER BY b, a', 'Key|Records|Resolved');
 SELECT * FROM analyze_lines('SELECT b, a FROM gs_multi WHERE b IS NOT NULL ORDER BY b, a', 'Key|Records|Resolved');
 RESET gpusort.key_width;
+RESET gpusort.max_memory;
 
 -- invalid key widths are refused
 SET gpusort.key_width = 12;
@@ -136,7 +140,10 @@ SELECT gs_check('SELECT f, i8, id FROM gs_big ORDER BY f NULLS FIRST, i8, id', 3
 SELECT gs_check('SELECT id FROM gs_big ORDER BY id');
 SELECT gs_check('SELECT id FROM gs_big ORDER BY id DESC');
 SELECT gs_check('SELECT left(t, 2) AS k, i8, id FROM gs_big ORDER BY 1, 2', 2);
--- the late NULL did reach the key: 1 + 8 bytes, NULL first
+-- the late NULL did reach the key: 1 + 8 bytes, NULL first (in a budget
+-- where the keys fit, as above)
+SET gpusort.max_memory = '64MB';
 SELECT * FROM analyze_lines('SELECT i8 FROM gs_big ORDER BY i8 NULLS FIRST', 'Key|Records|Resolved');
+RESET gpusort.max_memory;
 SELECT (array_agg(ROW(i8, f, id)))[1:2] AS first_two FROM (SELECT i8, f, id FROM gs_big ORDER BY i8 NULLS FIRST, id) s;
 SELECT (array_agg(ROW(i8, f, id)))[199999:200000] AS last_two FROM (SELECT i8, f, id FROM gs_big ORDER BY i8 NULLS FIRST, id) s;

@@ -4,9 +4,12 @@
 --
 -- * gpusort.max_memory = 1MB: 50k rows make a few runs, 200k rows tens of
 --   runs and several merge passes; EXPLAIN ANALYZE (engine cpu) shows Runs
---   Written, Merge Passes and Disk Used, and no Fallback: size alone never
---   sends a sort to PostgreSQL's tuplesort; with the input's size known,
---   the last batch, which is merged from memory, is a full one;
+--   Written, Merge Passes and Disk Used: size alone never sends a sort to
+--   PostgreSQL's tuplesort.  At 1MB the keys' own memory does not fit
+--   beside the rows, and the batches go without keys (Fallback), as long
+--   as Sort's runs and within the budget; at 8MB they have keys; with the
+--   input's size known, the last batch, which is merged from memory, is a
+--   full one;
 -- * over spilled runs: results of plain sorts, text sorts, keys whose
 --   first word is all ones (the merge's mark of a run that has ended), a
 --   Merge Join (mark and restore on the merged result), a nested loop
@@ -54,12 +57,17 @@ SELECT * FROM analyze_lines('SELECT k, f, id FROM gs_fb ORDER BY k, f DESC');
 SELECT gs_check('SELECT k, f, id FROM gs_fb ORDER BY k, f DESC', 2);
 -- keys at the top of the key space: int8's largest value is a key whose
 -- first word is all ones, the word the merge also gives a run that has
--- run out; a third of the rows have it, so every run ends with them
+-- run out; a third of the rows have it, so every run ends with them.  At
+-- 8MB, where the batches have keys
+SET gpusort.max_memory = '8MB';
 SELECT gs_check('SELECT k, id FROM (SELECT CASE WHEN id % 3 = 0 THEN 9223372036854775807 ELSE k::int8 END AS k, id
-                   FROM gs_fb WHERE id <= 50000) x ORDER BY k');
+                   FROM gs_fb) x ORDER BY k');
 SELECT count(*) FILTER (WHERE k = 9223372036854775807) AS top_keys, count(*) AS all_rows
   FROM (SELECT k FROM (SELECT CASE WHEN id % 3 = 0 THEN 9223372036854775807 ELSE k::int8 END AS k
-                         FROM gs_fb WHERE id <= 50000) x ORDER BY k OFFSET 33000) y;
+                         FROM gs_fb) x ORDER BY k OFFSET 133000) y;
+SELECT * FROM analyze_lines('SELECT k FROM (SELECT CASE WHEN id % 3 = 0 THEN 9223372036854775807 ELSE k::int8 END AS k
+                                FROM gs_fb) x ORDER BY k', 'Sort Engine|Fallback|Runs Written:');
+SET gpusort.max_memory = '1MB';
 -- a small sort stays in memory: no runs
 SELECT * FROM analyze_lines('SELECT k FROM gs_fb WHERE id <= 1000 ORDER BY k');
 
@@ -146,14 +154,14 @@ INSERT INTO gs_wm SELECT g, hashint4(g), g % 10 FROM generate_series(100001, 200
 SELECT * FROM analyze_lines('SELECT * FROM gs_wm ORDER BY z, k', 'Merge Threads');
 SELECT gs_check('SELECT z, k, id FROM (SELECT * FROM gs_wm ORDER BY z, k OFFSET 0) s', 2);
 DROP TABLE gs_wm;
--- sixteen runs at 2MB, one more than a merge of 2MB's merge memory takes
+-- eight runs at 1MB, one more than a merge of 1MB's merge memory takes
 -- beside the batch in memory: a pass merges two of them, no more, into a
 -- run of many files, which the final merge reads across, file after file
-SET gpusort.max_memory = '2MB';
+SET gpusort.max_memory = '1MB';
 SET gpusort.write_behind = off;
-SELECT * FROM analyze_lines('SELECT k, id, s FROM gs_fb WHERE id <= 190000 ORDER BY k, id',
+SELECT * FROM analyze_lines('SELECT k, id, s FROM gs_fb WHERE id <= 85000 ORDER BY k, id',
                             'Runs Written:|Merge');
-SELECT gs_check('SELECT k, id, s FROM gs_fb WHERE id <= 190000 ORDER BY k, id', 2);
+SELECT gs_check('SELECT k, id, s FROM gs_fb WHERE id <= 85000 ORDER BY k, id', 2);
 RESET gpusort.write_behind;
 SET gpusort.max_memory = '8MB';
 SELECT cursor_log('SELECT k, id FROM gs_fb ORDER BY k, id',
@@ -177,10 +185,23 @@ BEGIN
       FROM jsonb_path_query(j, 'strict $.**? (@."Custom Plan Provider" == "GpuSort")') n;
 END $$;
 
--- tens of runs, merged in several passes, on every engine
+-- tens of runs, merged in several passes, on every engine, which all
+-- leave the keys at 1MB
 SELECT runs > 10 AS many_runs, passes > 1 AS several_passes, disk_kb > 0 AS disk_used,
-       fallback IS NULL AS no_fallback
+       fallback ~ 'keys do not fit' AS without_keys
   FROM spill_stats('SELECT k, f, id FROM gs_fb ORDER BY k, f DESC');
+
+-- a small budget holds runs as long as Sort's: where the keys' own memory
+-- (the engine's chunk of keys, a text key's chunk of datums: about 6.5 MB)
+-- would take more than half the budget, the batches go without
+-- keys and hold a tuple and 16 bytes a row, where Sort holds a tuple and
+-- 48 bytes; so at 1MB 100k rows of (md5 text, int4), some 60 bytes of
+-- tuple a row, make no more runs than Sort's 11 (nine, and the last batch
+-- in memory), not 1,563 runs of 64 rows, and what the batch held stays
+-- within the budget
+SELECT runs BETWEEN 2 AND 12 AS runs_as_long_as_sorts, memory_kb <= budget_kb AS within_budget,
+       fallback ~ 'keys do not fit' AS without_keys
+  FROM spill_stats('SELECT s, id FROM gs_fb WHERE id <= 100000 ORDER BY s');
 
 -- the last batch, merged from memory, is a full one: where the planner
 -- knows the input's size the second run is cut short instead, and less is
@@ -207,19 +228,23 @@ SET gpusort.max_memory = '1MB';
 RESET gpusort.engine;
 
 -- a NULL first seen in a late run widens the key: runs of the old layout
--- and of the new one are merged by comparators where they meet
+-- and of the new one are merged by comparators where they meet.  At 8MB,
+-- where the batches have keys
+SET gpusort.max_memory = '8MB';
 CREATE TABLE gs_late_null AS
 SELECT g AS id, CASE WHEN g > 150000 AND g % 7 = 0 THEN NULL ELSE hashint4(g) % 1000 END AS k
   FROM generate_series(1, 200000) g;
 SELECT gs_check('SELECT k, id FROM gs_late_null ORDER BY k NULLS FIRST, id', 2);
 SELECT gs_check('SELECT k, id FROM gs_late_null ORDER BY k DESC, id', 2);
-SELECT runs > 1 AS spilled FROM spill_stats('SELECT k, id FROM gs_late_null ORDER BY k NULLS FIRST, id');
+SELECT runs > 1 AS spilled, fallback IS NULL AS with_keys
+  FROM spill_stats('SELECT k, id FROM gs_late_null ORDER BY k NULLS FIRST, id');
 -- where k and id fill the key (key_width 8), the NULL byte leaves id a
 -- prefix: equal keys of runs written before it go to the comparators, not
 -- by run (ids descending, so that the runs' order would be wrong)
 SET gpusort.key_width = 8;
 SELECT gs_check('SELECT k, 200001 - id AS id FROM gs_late_null ORDER BY 1 NULLS FIRST, 2', 2);
 RESET gpusort.key_width;
+SET gpusort.max_memory = '1MB';
 
 -- keys of every kind through runs: C bytes, the database's libc collation
 -- (its keys are not compared in the merge), ICU, numeric, a float and text

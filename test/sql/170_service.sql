@@ -19,6 +19,15 @@
 --   only a superuser's gpusort.service_max_wait, which bounds its own wait.
 --
 SET search_path = gs, public;
+-- the spill variant's budget, 64kB, would leave these sorts' batches
+-- without keys (the keys' chunks do not fit it), and no engine would sort
+-- them: 64MB there, as here
+DO $$
+BEGIN
+  IF current_setting('gpusort.max_memory') = '64kB' THEN
+    PERFORM set_config('gpusort.max_memory', '64MB', false);
+  END IF;
+END $$;
 -- an empty gpusort_gpus says why in a NOTICE (TAP 008_service checks it):
 -- not here, where the GPU host and a machine without GPU share the output
 SET client_min_messages = warning;
