@@ -208,7 +208,10 @@ for my $which ('native', 'gpusort')
 	my ($hit, $read) = $huge_plan{$which} =~ /(?:Sort|GpuSort)\b.*?Buffers: shared hit=(\d+)(?: read=(\d+))?/s;
 	$huge_pages{$which} = ($hit // 0) + ($read // 0);
 }
-cmp_ok($huge_pages{gpusort}, '<=', $huge_pages{native},
+# At this budget a batch goes without keys, as Sort: it may read each of
+# the three out-of-line values once more than Sort does (3 pages), where
+# reading them at every comparison of the merge would read hundreds.
+cmp_ok($huge_pages{gpusort}, '<=', $huge_pages{native} + 3,
 	"huge values: GpuSort read $huge_pages{gpusort} shared pages, Sort $huge_pages{native}");
 
 # 7. the log
