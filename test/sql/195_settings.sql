@@ -72,7 +72,7 @@ DECLARE
 BEGIN
   FOR line IN EXECUTE 'EXPLAIN (SETTINGS, COSTS OFF) ' || q LOOP
     IF line ~ '^Settings: ' THEN
-      line := 'Settings: ' || coalesce((SELECT string_agg(m[1], ', ')
+      line := 'Settings: ' || coalesce((SELECT string_agg(m[1], ', ' ORDER BY m[1])
                                           FROM regexp_matches(line, '(gpusort\.\w+ = ''[^'']*'')', 'g') m), '');
     END IF;
     RETURN NEXT gs.explain_common(line);
