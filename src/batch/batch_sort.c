@@ -272,10 +272,10 @@ batch_sort(SortBatch *batch, bool keep_keys)
 	char	   *why = NULL;
 	instr_time	start;
 
+	/* the sort phase, whether the engine or the comparators order the batch */
+	gpusort_fault_point(GPUSORT_PHASE_SORT);
 	if (!batch->comparator_sort)
 	{
-		gpusort_fault_point(GPUSORT_PHASE_SORT);
-
 		/* a large CPU sort shares its radix passes among the pool threads */
 		if (!batch->chain.on_gpu && batch->ntuples >= BATCH_THREADS_MIN_RECORDS)
 			batch_start_threads(batch);
