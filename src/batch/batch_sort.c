@@ -286,11 +286,10 @@ batch_sort(SortBatch *batch, bool keep_keys)
 		stats->sort_ms += gpusort_elapsed_ms(start);
 	}
 
+	/* the resolve phase: resolve's passes, or the comparators' whole sort */
+	gpusort_fault_point(GPUSORT_PHASE_RESOLVE);
 	if (!batch->comparator_sort)
-	{
-		gpusort_fault_point(GPUSORT_PHASE_RESOLVE);
 		resolve_order(batch, perm);
-	}
 	if (batch->comparator_sort)
 	{
 		comparator_sort(batch);
