@@ -721,12 +721,10 @@ gpusort_sort_performsort(Sorter *state)
 	stat_count_sort(stats->engine, (uint64) stats->records);
 
 	/*
-	 * One line per sort at DEBUG1: which engine sorted, and the times of
-	 * the phases so far, which EXPLAIN ANALYZE shows only with its per-row
-	 * timing (TIMING), whose cost would be in them.  The GPU host's runs
-	 * (test/gpu/run.sh, test/gpu/pgbench.sh), the fuzzer's GPU mode and
-	 * the phase benchmarks (bench/phases.sh, bench/series.py and others)
-	 * read it.
+	 * One line per sort at DEBUG1, as trace_sort gives one for Sort
+	 * (docs/monitoring.md): which engine sorted, and the times of the
+	 * phases so far, which EXPLAIN ANALYZE shows only with its per-row
+	 * timing, whose cost would be in them.
 	 */
 	elog(DEBUG1, "gpusort: " INT64_FORMAT " records sorted by %s%s%s, %s%s%s in %d runs (load %.0f ms, encode %.0f ms, key build %.0f ms busy, sort %.0f ms, refine %.0f ms, check %.0f ms, comparators %.0f ms, spill %.0f ms, merge %.0f ms)",
 		 stats->records, sort_engine_name(stats->engine),
