@@ -53,6 +53,11 @@ typedef struct Sorter Sorter;
 												 * too (EXPLAIN ANALYZE with
 												 * TIMING): two clock
 												 * readings a tuple */
+#define GPUSORT_SORT_MAINTENANCE	(1 << 2)	/* an index build's sort: it
+												 * may hold
+												 * maintenance_work_mem
+												 * where a Sort node's may
+												 * hold work_mem */
 
 extern Sorter *gpusort_sort_begin(TupleDesc tupdesc, int nkeys,
 										const AttrNumber *attNums,
@@ -73,6 +78,8 @@ extern bool gpusort_sort_rescan(Sorter *state);
 extern void gpusort_sort_reset(Sorter *state);
 extern const GpuSortStats *gpusort_sort_get_stats(Sorter *state);
 extern void gpusort_sort_end(Sorter *state);
+
+extern bool gpusort_sort_column_has_key(Oid typid, Oid sortop, Oid collation);
 
 /*
  * A parallel load's share of the budget, for the blocks of shared memory

@@ -335,6 +335,7 @@ budget_join(BudgetShare *share, MemoryContext owner)
 	share->held = 0;
 	share->workers = 0;
 	share->server_bound = false;
+	share->maintenance = false;
 	if (!OidIsValid(backend_role))
 	{
 		backend_role = GetSessionUserId();
@@ -532,7 +533,8 @@ budget_server_limit(void)
 /*
  * What the backend's budget leaves the share: what the backend's other
  * sorts leave of its total, by default never less than work_mem, a Sort
- * node's.
+ * node's, or, for an index build's sort, maintenance_work_mem, what
+ * PostgreSQL's own build may hold.
  */
 static Size
 backend_room(BudgetShare *share)
@@ -542,7 +544,8 @@ backend_room(BudgetShare *share)
 	Size		left = (others < total) ? total - others : 0;
 
 	if (gpusort_max_memory_kb < 0)
-		left = Max(left, (Size) work_mem * 1024);
+		left = Max(left, (Size) (share->maintenance ? maintenance_work_mem :
+								 work_mem) * 1024);
 	return left;
 }
 
