@@ -54,6 +54,7 @@
 #include "access/nbtree.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "catalog/catalog.h"
 #include "catalog/index.h"
 #include "catalog/objectaccess.h"
 #include "catalog/pg_am.h"
@@ -170,6 +171,9 @@ index_build_choose(Relation heap, Relation index, IndexBuildSort *bs)
 		return INDEX_LEFT_SETTING;
 	if (!gpusort_storage_new_in_xact(index))
 		return INDEX_LEFT_LATER_XACT;
+	/* REINDEX SYSTEM's: the sort's own catalog lookups stay out of them */
+	if (IsCatalogRelation(heap))
+		return INDEX_LEFT_CATALOG;
 
 	estimate_rel_size(heap, NULL, &pages, &tuples, &allvisfrac);
 	if (tuples < (double) gpusort_min_rows)
@@ -316,6 +320,15 @@ build_sorted(Relation heap, Relation index, IndexInfo *indexInfo,
 										   put_row, bs, NULL);
 	gpusort_sort_performsort(bs->sorter);
 
+	/* said before btbuild, whose unique check may end the build */
+	stats = gpusort_sort_get_stats(bs->sorter);
+	stat_count_index_build(stats->engine);
+	elog(DEBUG1, "gpusort: index \"%s\" built through gpusort: " INT64_FORMAT " rows sorted by %s%s%s",
+		 RelationGetRelationName(index), stats->records,
+		 sort_engine_name(stats->engine),
+		 stats->fallback ? ", fallback: " : "",
+		 stats->fallback ? stats->fallback : "");
+
 	replay_am = palloc(sizeof(TableAmRoutine));
 	memcpy(replay_am, table_am, sizeof(TableAmRoutine));
 	replay_am->index_build_range_scan = replay_range_scan;
@@ -334,13 +347,6 @@ build_sorted(Relation heap, Relation index, IndexInfo *indexInfo,
 	}
 	PG_END_TRY();
 
-	stats = gpusort_sort_get_stats(bs->sorter);
-	stat_count_index_build(stats->engine);
-	elog(DEBUG1, "gpusort: index \"%s\" built through gpusort: " INT64_FORMAT " rows sorted by %s%s%s",
-		 RelationGetRelationName(index), stats->records,
-		 sort_engine_name(stats->engine),
-		 stats->fallback ? ", fallback: " : "",
-		 stats->fallback ? stats->fallback : "");
 	gpusort_sort_end(bs->sorter);
 	ExecDropSingleTupleTableSlot(bs->slot);
 	ExecDropSingleTupleTableSlot(bs->sorted);

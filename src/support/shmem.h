@@ -52,6 +52,7 @@ typedef enum IndexBuildLeft
 	INDEX_LEFT_SETTING,			/* gpusort.index_builds is off */
 	INDEX_LEFT_LATER_XACT,		/* built in a later transaction than its
 								 * storage: CONCURRENTLY */
+	INDEX_LEFT_CATALOG,			/* a system catalog's index */
 	INDEX_LEFT_SMALL,			/* below gpusort.min_rows */
 	INDEX_LEFT_NO_KEY,			/* no key for its first column */
 	INDEX_LEFT_CHEAP,			/* auto: comparisons too cheap to repay it */

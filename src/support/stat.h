@@ -38,6 +38,8 @@ index_build_left_name(IndexBuildLeft why)
 			return "gpusort.index_builds is off";
 		case INDEX_LEFT_LATER_XACT:
 			return "built in a later transaction (CONCURRENTLY)";
+		case INDEX_LEFT_CATALOG:
+			return "a system catalog's index";
 		case INDEX_LEFT_SMALL:
 			return "below gpusort.min_rows";
 		case INDEX_LEFT_NO_KEY:
