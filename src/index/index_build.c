@@ -65,6 +65,7 @@
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
 #include "optimizer/plancat.h"
+#include "storage/bufmgr.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -175,6 +176,9 @@ index_build_choose(Relation heap, Relation index, IndexBuildSort *bs)
 	if (IsCatalogRelation(heap))
 		return INDEX_LEFT_CATALOG;
 
+	/* an empty table's estimate is the planner's guess of ten pages */
+	if (RelationGetNumberOfBlocks(heap) == 0)
+		return INDEX_LEFT_SMALL;
 	estimate_rel_size(heap, NULL, &pages, &tuples, &allvisfrac);
 	if (tuples < (double) gpusort_min_rows)
 		return INDEX_LEFT_SMALL;
@@ -371,8 +375,15 @@ index_build_btree(Relation heap, Relation index, IndexInfo *indexInfo)
 	if (left == INDEX_BUILD_TAKEN)
 		return build_sorted(heap, index, indexInfo, &bs);
 
+	/*
+	 * At DEBUG1 where gpusort could have sorted it; at DEBUG2 where it is
+	 * off, or the table empty or small, or a catalog, as for every build
+	 * without gpusort, so that a session at DEBUG1 sees nothing new there
+	 */
 	stat_count_index_build_left(left);
-	elog(DEBUG1, "gpusort: index \"%s\" left to PostgreSQL's build: %s",
+	elog((left == INDEX_LEFT_DISABLED || left == INDEX_LEFT_SETTING ||
+		  left == INDEX_LEFT_SMALL || left == INDEX_LEFT_CATALOG) ? DEBUG2 : DEBUG1,
+		 "gpusort: index \"%s\" left to PostgreSQL's build: %s",
 		 RelationGetRelationName(index), index_build_left_name(left));
 	return btbuild(heap, index, indexInfo);
 }

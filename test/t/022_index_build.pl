@@ -18,7 +18,9 @@
 #     PostgreSQL's own error, word for word, and leave no index and no
 #     temporary file behind;
 #  4. CREATE INDEX CONCURRENTLY stays PostgreSQL's build; builds below
-#     gpusort.min_rows and with gpusort.index_builds = off do too, and
+#     gpusort.min_rows and with gpusort.index_builds = off do too (at
+#     DEBUG2: a session at DEBUG1 sees nothing of gpusort there), an int8
+#     build with gpusort.index_builds = auto too, and
 #     gpusort_stat counts the builds gpusort took and those it left, by
 #     why.
 # About 10 s on two CPUs.
@@ -64,13 +66,13 @@ diag('no en_US.UTF-8 locale: the libc collation is not tested') if $libc eq '';
 # the builds through_gpusort saw gpusort take
 my $taken = 0;
 
-# run sql at DEBUG1; returns (ok, stdout, stderr)
+# run sql at DEBUG1 (or $level); returns (ok, stdout, stderr)
 sub run_debug
 {
-	my ($sql, $settings) = @_;
+	my ($sql, $settings, $level) = @_;
 	my ($out, $err) = ('', '');
 	my $ret = $node->psql('postgres',
-		"SET client_min_messages = debug1;\n" . ($settings // '') . "\n$sql",
+		"SET client_min_messages = " . ($level // 'debug1') . ";\n" . ($settings // '') . "\n$sql",
 		stdout => \$out, stderr => \$err);
 	return ($ret == 0, $out, $err);
 }
@@ -258,10 +260,10 @@ my ($ok, $out, $err) = run_debug('CREATE INDEX CONCURRENTLY cc ON a (s)');
 ok($ok, 'CONCURRENTLY: runs') or diag($err);
 unlike($err, qr/built through gpusort/, "CONCURRENTLY: PostgreSQL's build");
 same_index('CONCURRENTLY', 'cc', 'rn_s');
-($ok, $out, $err) = run_debug('CREATE INDEX small ON a (s)', 'SET gpusort.min_rows = 100000;');
+($ok, $out, $err) = run_debug('CREATE INDEX small ON a (s)', 'SET gpusort.min_rows = 100000;', 'debug2');
 like($err, qr/index "small" left to PostgreSQL's build: below gpusort.min_rows/,
 	'below gpusort.min_rows: left to PostgreSQL');
-($ok, $out, $err) = run_debug('CREATE INDEX off ON a (s)', 'SET gpusort.index_builds = off;');
+($ok, $out, $err) = run_debug('CREATE INDEX off ON a (s)', 'SET gpusort.index_builds = off;', 'debug2');
 like($err, qr/index "off" left to PostgreSQL's build: gpusort.index_builds is off/,
 	'gpusort.index_builds = off: left to PostgreSQL');
 ($ok, $out, $err) = run_debug('CREATE INDEX auto_int8 ON a (k)', 'SET gpusort.index_builds = auto;');
