@@ -240,6 +240,7 @@ build_tupdesc(Relation index, int natts)
 	}
 	TupleDescInitEntry(desc, natts + 1, NULL, INT8OID, -1, 0);
 	TupleDescInitEntry(desc, natts + 2, NULL, BOOLOID, -1, 0);
+	TupleDescFinalize(desc);
 	return desc;
 }
 

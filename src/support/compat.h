@@ -62,6 +62,15 @@
 #endif
 
 /*
+ * 19 finishes a tuple descriptor built by hand (CreateTemplateTupleDesc,
+ * TupleDescInitEntry) with TupleDescFinalize, which fills in its cached
+ * offsets; before, there was nothing to finish.
+ */
+#if PG_VERSION_NUM < 190000
+#define TupleDescFinalize(tupdesc) ((void) (tupdesc))
+#endif
+
+/*
  * Whether the relation's storage is new in this transaction: the relation
  * created in it, or given a new relfilenode in it (REINDEX, TRUNCATE,
  * CLUSTER).  16 renamed the fields' relfilenode relfilelocator.
