@@ -56,6 +56,8 @@ typedef enum IndexBuildLeft
 	INDEX_LEFT_SMALL,			/* below gpusort.min_rows */
 	INDEX_LEFT_NO_KEY,			/* no key for its first column */
 	INDEX_LEFT_CHEAP,			/* auto: comparisons too cheap to repay it */
+	INDEX_LEFT_PARALLEL,		/* auto: PostgreSQL's build would have
+								 * maintenance workers */
 	NUM_INDEX_LEFT
 } IndexBuildLeft;
 

@@ -46,6 +46,8 @@ index_build_left_name(IndexBuildLeft why)
 			return "no key for its first column";
 		case INDEX_LEFT_CHEAP:
 			return "comparisons too cheap (gpusort.index_builds = auto)";
+		case INDEX_LEFT_PARALLEL:
+			return "PostgreSQL's build has maintenance workers (gpusort.index_builds = auto)";
 		case INDEX_BUILD_TAKEN:
 		case NUM_INDEX_LEFT:
 			break;

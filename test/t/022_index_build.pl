@@ -19,11 +19,12 @@
 #     temporary file behind;
 #  4. CREATE INDEX CONCURRENTLY stays PostgreSQL's build; builds below
 #     gpusort.min_rows and with gpusort.index_builds = off do too (at
-#     DEBUG2: a session at DEBUG1 sees nothing of gpusort there), an int8
-#     build with gpusort.index_builds = auto too, and
+#     DEBUG2: a session at DEBUG1 sees nothing of gpusort there), and with
+#     gpusort.index_builds = auto an int8 build and one PostgreSQL gives
+#     maintenance workers too, and
 #     gpusort_stat counts the builds gpusort took and those it left, by
 #     why.
-# About 30 s on two CPUs that other work shares, most of it psql starting.
+# About 20 s on two CPUs that other work shares, most of it psql starting.
 use strict;
 use warnings;
 
@@ -102,30 +103,51 @@ sub natively
 	return;
 }
 
-# the gpusort index $g against PostgreSQL's $n, page for page, and amcheck
-sub same_index
+# SQL that prints 0|t|t where the gpusort index $g is PostgreSQL's $n,
+# page for page, with the same reltuples, and more than four pages; then
+# amcheck's check of $g, which prints nothing or fails
+sub check_sql
 {
-	my ($what, $g, $n) = @_;
-	is( $node->safe_psql('postgres', qq{
+	my ($g, $n) = @_;
+	return qq{
 SELECT pages_differ('$g', '$n'),
        (SELECT reltuples FROM pg_class WHERE oid = '$g'::regclass) =
        (SELECT reltuples FROM pg_class WHERE oid = '$n'::regclass),
-       pg_relation_size('$g') > 8192 * 4}),
-		'0|t|t', "$what: every page as PostgreSQL's");
-	my ($ret, $out, $err) = $node->psql('postgres',
-		"SELECT bt_index_parent_check('$g', true, true)");
+       pg_relation_size('$g') > 8192 * 4;
+SELECT bt_index_parent_check('$g', true, true);
+};
+}
+
+# the gpusort index $g against PostgreSQL's $n, and amcheck
+sub same_index
+{
+	my ($what, $g, $n) = @_;
+	my ($out, $err) = ('', '');
+	my $ret = $node->psql('postgres', check_sql($g, $n), stdout => \$out, stderr => \$err);
 	is($ret, 0, "$what: bt_index_parent_check passes") or diag($err);
+	like($out, qr/^0\|t\|t\n/, "$what: every page as PostgreSQL's");
 	return;
 }
 
-# CREATE INDEX g_<name> and n_<name> ON $on: twins
+# CREATE INDEX g_<name> through gpusort and n_<name> by PostgreSQL ON $on,
+# and compare them, in one session
 sub twins
 {
 	my ($name, $on, $unique) = @_;
 	my $u = $unique ? 'UNIQUE ' : '';
-	through_gpusort($name, "CREATE ${u}INDEX g_$name ON $on", ["g_$name"]);
-	natively($name, "CREATE ${u}INDEX n_$name ON $on");
-	same_index($name, "g_$name", "n_$name");
+	my ($ok, $out, $err) = run_debug(qq{
+CREATE ${u}INDEX g_$name ON $on;
+SET gpusort.enabled = off;
+CREATE ${u}INDEX n_$name ON $on;
+RESET gpusort.enabled;
+} . check_sql("g_$name", "n_$name"));
+	ok($ok, "$name: builds, and bt_index_parent_check passes") or diag($err);
+	like($err, qr/index "g_$name" built through gpusort: \d+ rows sorted by/,
+		"$name: gpusort sorted g_$name");
+	unlike($err, qr/index "n_$name" built through gpusort/,
+		"$name: n_$name is PostgreSQL's build");
+	like($out, qr/^0\|t\|t\n/, "$name: every page as PostgreSQL's");
+	$taken++;
 	return;
 }
 
@@ -286,6 +308,11 @@ if ($libc ne '')
 	($ok, $out, $err) = run_debug(qq{CREATE INDEX auto_libc ON a (s COLLATE "$libc")},
 		'SET gpusort.index_builds = auto;');
 	like($err, qr/index "auto_libc" built through gpusort/, 'auto: a libc text build through gpusort');
+	($ok, $out, $err) = run_debug(qq{CREATE INDEX auto_workers ON a (s COLLATE "$libc")},
+		'SET gpusort.index_builds = auto; SET max_parallel_maintenance_workers = 2; '
+		  . 'SET min_parallel_table_scan_size = 0;');
+	like($err, qr/index "auto_workers" left to PostgreSQL's build: PostgreSQL's build has maintenance workers/,
+		'auto: a build PostgreSQL gives maintenance workers left to PostgreSQL');
 }
 like($node->safe_psql('postgres', q{
 SELECT string_agg(detail || '=' || (value > 0), ',' ORDER BY detail)
