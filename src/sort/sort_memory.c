@@ -27,7 +27,8 @@
  * them, as planned, from the query's start to its end), since a parallel
  * Sort has work_mem in each of them, and a parallel GpuSort puts all their
  * rows into the one sort of the leader.  And each sort may hold work_mem,
- * whatever the backend's other sorts hold, as each Sort node may.  Both
+ * whatever the backend's other sorts hold, as each Sort node may (an index
+ * build's sort maintenance_work_mem, as PostgreSQL's build may).  Both
  * yield to the server's budget, which still bounds every sort of the
  * server together.  A gpusort.max_memory set to a size is the backend's
  * budget, and nothing more.
