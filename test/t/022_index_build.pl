@@ -180,8 +180,11 @@ twins('unique_dead', 'd (id)', 1);
 $holder->wait($holder->send('COMMIT;'));
 $holder->finish;
 
-# PRIMARY KEY, an unlogged table, a partitioned table's partitions
-$node->safe_psql('postgres', q{
+# PRIMARY KEY, an unlogged table, a partitioned table's partitions.
+# Twin tables are filled by serial plans, so that their rows lie alike
+# (a Gather's order is not fixed: GPUSORT_PARALLEL forces parallel plans)
+my $serial = 'SET max_parallel_workers_per_gather = 0;';
+$node->safe_psql('postgres', $serial . q{
 CREATE TABLE pk_g AS SELECT * FROM base;
 CREATE TABLE pk_n AS SELECT * FROM base;
 CREATE UNLOGGED TABLE ul AS SELECT * FROM base;
@@ -217,7 +220,7 @@ same_index('partition 1', 'part_g1_s_idx', 'part_n1_s_idx');
 same_index('partition 2', 'part_g2_s_idx', 'part_n2_s_idx');
 
 # REINDEX of indexes PostgreSQL built: against native twins never rebuilt
-$node->safe_psql('postgres', q{
+$node->safe_psql('postgres', $serial . q{
 CREATE TABLE rt_g AS SELECT * FROM base;
 CREATE TABLE rt_n AS SELECT * FROM base;
 });
@@ -234,7 +237,7 @@ same_index('REINDEX TABLE (second index)', 'rt_g_s', 'rt_n_s');
 
 # CLUSTER and VACUUM FULL: twin tables, each rewritten and its indexes
 # rebuilt, one through gpusort, one by PostgreSQL
-$node->safe_psql('postgres', q{
+$node->safe_psql('postgres', $serial . q{
 SET gpusort.enabled = off;
 CREATE TABLE cl_g AS SELECT * FROM base;
 CREATE TABLE cl_n AS SELECT * FROM base;
