@@ -16,7 +16,8 @@
 # partitioned table's partitions, REINDEX INDEX and TABLE, CLUSTER and VACUUM FULL;
 #  3. a unique violation, and one of NULLS NOT DISTINCT, raise
 #     PostgreSQL's own error, word for word, and leave no index and no
-#     temporary file behind;
+#     temporary file behind; so does a statement_timeout while gpusort
+#     sorts;
 #  4. CREATE INDEX CONCURRENTLY stays PostgreSQL's build; builds below
 #     gpusort.min_rows and with gpusort.index_builds = off do too (at
 #     DEBUG2: a session at DEBUG1 sees nothing of gpusort there), and with
@@ -290,6 +291,23 @@ for my $case ([ 'unique violation', 'dup (id)' ],
 		'0', "$what: no index left");
 	my @left = -d $tmp ? glob("$tmp/*") : ();
 	is(scalar @left, 0, "$what: no temporary file left");
+}
+
+# a build cancelled while gpusort sorts (statement_timeout during a delay
+# in the sort phase) ends as PostgreSQL's would: the error, no index, no
+# temporary file; the same build then goes through
+{
+	my ($ret, $out, $err) = (0, '', '');
+	$ret = $node->psql('postgres', q{
+SET gpusort.inject_fault = 'delay:sort:60000';
+SET statement_timeout = '300ms';
+CREATE INDEX cancelled ON a (s);},
+		stdout => \$out, stderr => \$err);
+	like($err, qr/canceling statement due to statement timeout/, 'cancel while sorting: the error');
+	is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_class WHERE relname = 'cancelled'}),
+		'0', 'cancel while sorting: no index left');
+	my @left = -d $tmp ? glob("$tmp/*") : ();
+	is(scalar @left, 0, 'cancel while sorting: no temporary file left');
 }
 
 # 4: builds left to PostgreSQL, and the counts
