@@ -304,6 +304,8 @@ SET statement_timeout = '300ms';
 CREATE INDEX cancelled ON a (s);},
 		stdout => \$out, stderr => \$err);
 	like($err, qr/canceling statement due to statement timeout/, 'cancel while sorting: the error');
+	like(slurp_file($node->logfile), qr/injected delay of 60000 ms in the sort phase/,
+		'cancel while sorting: it came in the sort phase');
 	is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_class WHERE relname = 'cancelled'}),
 		'0', 'cancel while sorting: no index left');
 	my @left = -d $tmp ? glob("$tmp/*") : ();
