@@ -8,7 +8,8 @@
  * session_preload_libraries.  It calls each module's init: the settings
  * (settings_init, given host memory's hook for gpusort.host_cache), the
  * executor nodes (gpusort_executor_init), the planner hook
- * (gpusort_planner_init) and, at preload only, the extension's shared
+ * (gpusort_planner_init), the route of btree index builds
+ * (gpusort_index_build_init) and, at preload only, the extension's shared
  * memory (gpusort_shmem_init) and the GPU service's, with its worker in a
  * build with CUDA (service_shmem_init).  This file and views.c are the
  * top: nothing else calls into them.  Nothing here touches CUDA: only the
@@ -35,6 +36,7 @@
 #include "fmgr.h"
 
 #include "exec/nodeGpuSort.h"
+#include "index/index_build.h"
 #include "plan/planner.h"
 #include "service/service.h"
 #include "support/hostmem.h"
@@ -51,6 +53,7 @@ _PG_init(void)
 	settings_init(hostmem_assign_cache_limit);
 	gpusort_executor_init();
 	gpusort_planner_init();
+	gpusort_index_build_init();
 	gpusort_shmem_init();
 	service_shmem_init();
 }

@@ -39,6 +39,7 @@
 #include "support/hostmem.h"
 #include "support/shmem.h"
 #include "support/sort_stats.h"
+#include "support/stat.h"
 
 #define GPUSORT_VERSION "0.3"
 
@@ -145,7 +146,8 @@ gpusort_backend_memory(PG_FUNCTION_ARGS)
  * gpusort_stat(): counters since the server started, one row per figure,
  * (what, detail, value): sorts and rows by what ordered them, fallbacks by
  * reason, bytes moved to and from the GPUs, GPU time, time spent queued, runs
- * written because of each memory budget; as "now", the requests open,
+ * written because of each memory budget, btree index builds sorted by each
+ * engine and left to PostgreSQL by reason; as "now", the requests open,
  * the staging slots in use, and the host memory all GpuSorts hold against
  * gpusort.server_memory (0: no limit) at this moment; and, as "peak", the
  * most they have held at once.
@@ -187,6 +189,12 @@ gpusort_stat(PG_FUNCTION_ARGS)
 			 pg_atomic_read_u64(&shared->runs_for_backend_budget));
 	STAT_ROW("runs written", "for gpusort.server_memory",
 			 pg_atomic_read_u64(&shared->runs_for_server_budget));
+	for (int i = 0; i < NUM_SORT_ENGINES; i++)
+		STAT_ROW("index builds", sort_engine_name(i),
+				 pg_atomic_read_u64(&shared->index_builds[i]));
+	for (int i = 0; i < NUM_INDEX_LEFT; i++)
+		STAT_ROW("index builds left", index_build_left_name(i),
+				 pg_atomic_read_u64(&shared->index_builds_left[i]));
 	{
 		int			slots_busy = 0;
 		int			requests_open = 0;

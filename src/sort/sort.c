@@ -42,7 +42,8 @@
  * parallel load, gpusort_sort_putblocks; gpusort_sort_performsort; the
  * result read with gpusort_sort_gettupleslot, gpusort_sort_markpos,
  * gpusort_sort_restorepos and gpusort_sort_rescan; gpusort_sort_reset for a
- * new input; gpusort_sort_get_stats; gpusort_sort_end; and, for a parallel load's
+ * new input; gpusort_sort_get_stats; gpusort_sort_end; whether a column
+ * has a key at all (gpusort_sort_column_has_key); and, for a parallel load's
  * blocks, gpusort_sort_load_share, gpusort_sort_load_room,
  * gpusort_sort_load_reserve, gpusort_sort_load_hold and
  * gpusort_sort_load_held.
@@ -62,6 +63,7 @@
 #include "utils/sortsupport.h"
 
 #include "batch/batch.h"
+#include "keys/keys.h"
 #include "runs/run.h"
 #include "runs/run_merge.h"
 #include "sort/sort.h"
@@ -97,6 +99,7 @@ struct Sorter
 	double		expected_rows;
 	bool		random_access;
 	bool		time_emit;		/* time the tuples returned (ANALYZE) */
+	bool		maintenance;	/* an index build's (GPUSORT_SORT_MAINTENANCE) */
 
 	/* what the sorts did, over every sort since begin: the caller's memory */
 	GpuSortStats stats;
@@ -173,6 +176,7 @@ sort_start(Sorter *state, MemoryContext parent)
 	state->status = SORT_LOADING;
 	state->pos = state->markpos = -1;
 	budget_join(&state->memory.budget, cxt);
+	state->memory.budget.maintenance = state->maintenance;
 
 	sh->expected_rows = state->expected_rows;
 	sh->stats = stats;
@@ -240,7 +244,8 @@ sort_release(Sorter *state)
  * ordering operator, collation and nulls first, as tuplesort_begin_heap
  * takes them, copied here; tupdesc must outlive the sort.  expected_rows is
  * the planner's estimate of the input, by which the runs are balanced.
- * sortopt: GPUSORT_SORT_RANDOMACCESS, GPUSORT_SORT_TIMED (sort.h).
+ * sortopt: GPUSORT_SORT_RANDOMACCESS, GPUSORT_SORT_TIMED,
+ * GPUSORT_SORT_MAINTENANCE (sort.h).
  */
 Sorter *
 gpusort_sort_begin(TupleDesc tupdesc, int nkeys, const AttrNumber *attNums,
@@ -264,6 +269,7 @@ gpusort_sort_begin(TupleDesc tupdesc, int nkeys, const AttrNumber *attNums,
 	state->expected_rows = expected_rows;
 	state->random_access = (sortopt & GPUSORT_SORT_RANDOMACCESS) != 0;
 	state->time_emit = (sortopt & GPUSORT_SORT_TIMED) != 0;
+	state->maintenance = (sortopt & GPUSORT_SORT_MAINTENANCE) != 0;
 	sort_start(state, CurrentMemoryContext);
 	return state;
 }
@@ -847,6 +853,17 @@ gpusort_sort_end(Sorter *state)
 	if (state->stats.fallback)
 		pfree(state->stats.fallback);
 	pfree(state);
+}
+
+/*
+ * Whether a sort column of type typid, ordered by sortop under collation,
+ * has a normalized key: without one, every record ties on its key and the
+ * comparators order them all, more slowly than PostgreSQL's own sort.
+ */
+bool
+gpusort_sort_column_has_key(Oid typid, Oid sortop, Oid collation)
+{
+	return key_column_has_key(typid, sortop, collation);
 }
 
 /* A parallel load's share of the budget (sort.h), for its blocks. */

@@ -17,10 +17,14 @@
  * sort may hold is what the backend's budget (gpusort.max_memory), shared
  * by all of the backend's sorts, and the server's (gpusort.server_memory)
  * leave it at each step (sort_memory.c), not a fixed amount its caller
- * could know at begin.
+ * could know at begin; where gpusort.max_memory is -1, a sort may always
+ * hold work_mem, as a Sort node may, or, begun with
+ * GPUSORT_SORT_MAINTENANCE, maintenance_work_mem, as PostgreSQL's index
+ * build may.
  *
  * This header is the one interface of the sort module for the executor
- * nodes: a node needs nothing of the module but it.  A parallel load's
+ * nodes and the index builds (index_build.c): they need nothing of the
+ * module but it.  A parallel load's
  * workers form their tuples with gpusort_copy_slot_tuple (tuple_block.h),
  * as the sort's own load does, and the leader hands them in as
  * TupleBlocks.  The blocks in flight count in the budget, in a share of
@@ -53,6 +57,11 @@ typedef struct Sorter Sorter;
 												 * too (EXPLAIN ANALYZE with
 												 * TIMING): two clock
 												 * readings a tuple */
+#define GPUSORT_SORT_MAINTENANCE	(1 << 2)	/* an index build's sort: it
+												 * may hold
+												 * maintenance_work_mem
+												 * where a Sort node's may
+												 * hold work_mem */
 
 extern Sorter *gpusort_sort_begin(TupleDesc tupdesc, int nkeys,
 										const AttrNumber *attNums,
@@ -73,6 +82,8 @@ extern bool gpusort_sort_rescan(Sorter *state);
 extern void gpusort_sort_reset(Sorter *state);
 extern const GpuSortStats *gpusort_sort_get_stats(Sorter *state);
 extern void gpusort_sort_end(Sorter *state);
+
+extern bool gpusort_sort_column_has_key(Oid typid, Oid sortop, Oid collation);
 
 /*
  * A parallel load's share of the budget, for the blocks of shared memory

@@ -27,7 +27,8 @@
  * them, as planned, from the query's start to its end), since a parallel
  * Sort has work_mem in each of them, and a parallel GpuSort puts all their
  * rows into the one sort of the leader.  And each sort may hold work_mem,
- * whatever the backend's other sorts hold, as each Sort node may.  Both
+ * whatever the backend's other sorts hold, as each Sort node may (an index
+ * build's sort maintenance_work_mem, as PostgreSQL's build may).  Both
  * yield to the server's budget, which still bounds every sort of the
  * server together.  A gpusort.max_memory set to a size is the backend's
  * budget, and nothing more.
@@ -335,6 +336,7 @@ budget_join(BudgetShare *share, MemoryContext owner)
 	share->held = 0;
 	share->workers = 0;
 	share->server_bound = false;
+	share->maintenance = false;
 	if (!OidIsValid(backend_role))
 	{
 		backend_role = GetSessionUserId();
@@ -532,7 +534,8 @@ budget_server_limit(void)
 /*
  * What the backend's budget leaves the share: what the backend's other
  * sorts leave of its total, by default never less than work_mem, a Sort
- * node's.
+ * node's, or, for an index build's sort, maintenance_work_mem, what
+ * PostgreSQL's own build may hold.
  */
 static Size
 backend_room(BudgetShare *share)
@@ -542,7 +545,8 @@ backend_room(BudgetShare *share)
 	Size		left = (others < total) ? total - others : 0;
 
 	if (gpusort_max_memory_kb < 0)
-		left = Max(left, (Size) work_mem * 1024);
+		left = Max(left, (Size) (share->maintenance ? maintenance_work_mem :
+								 work_mem) * 1024);
 	return left;
 }
 

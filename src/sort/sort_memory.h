@@ -22,6 +22,8 @@ typedef struct BudgetShare
 	Size		held;
 	int			workers;		/* parallel workers counted for it */
 	bool		server_bound;	/* budget_available's answer was the server's */
+	bool		maintenance;	/* an index build's sort: its floor is
+								 * maintenance_work_mem, not work_mem */
 	MemoryContextCallback release;
 } BudgetShare;
 

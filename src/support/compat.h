@@ -62,6 +62,32 @@
 #endif
 
 /*
+ * 19 finishes a tuple descriptor built by hand (CreateTemplateTupleDesc,
+ * TupleDescInitEntry) with TupleDescFinalize, which fills in its cached
+ * offsets; before, there was nothing to finish.
+ */
+#if PG_VERSION_NUM < 190000
+#define TupleDescFinalize(tupdesc) ((void) (tupdesc))
+#endif
+
+/*
+ * Whether the relation's storage is new in this transaction: the relation
+ * created in it, or given a new relfilenode in it (REINDEX, TRUNCATE,
+ * CLUSTER).  16 renamed the fields' relfilenode relfilelocator.
+ */
+#if PG_VERSION_NUM >= 160000
+#define gpusort_storage_new_in_xact(rel) \
+	((rel)->rd_createSubid != InvalidSubTransactionId || \
+	 (rel)->rd_firstRelfilelocatorSubid != InvalidSubTransactionId || \
+	 (rel)->rd_newRelfilelocatorSubid != InvalidSubTransactionId)
+#else
+#define gpusort_storage_new_in_xact(rel) \
+	((rel)->rd_createSubid != InvalidSubTransactionId || \
+	 (rel)->rd_firstRelfilenodeSubid != InvalidSubTransactionId || \
+	 (rel)->rd_newRelfilenodeSubid != InvalidSubTransactionId)
+#endif
+
+/*
  * This process's index in ProcGlobal->allProcs: 17 keeps it in
  * MyProcNumber, where PGPROC.pgprocno was before.
  */

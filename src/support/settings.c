@@ -44,6 +44,7 @@
 bool		gpusort_enabled = true;
 int			gpusort_min_rows = 100000;
 bool		gpusort_keyless_sorts = false;
+int			gpusort_index_builds = GPUSORT_INDEX_BUILDS_AUTO;
 int			gpusort_engine = GPUSORT_ENGINE_AUTO;
 int			gpusort_key_width = GPUSORT_MAX_KEY_BYTES;
 int			gpusort_max_memory_kb = -1;	/* -1: derived, work_mem at least
@@ -71,6 +72,13 @@ static const struct config_enum_entry engine_options[] = {
 	{"auto", GPUSORT_ENGINE_AUTO, false},
 	{"gpu", GPUSORT_ENGINE_GPU, false},
 	{"cpu", GPUSORT_ENGINE_CPU, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry index_builds_options[] = {
+	{"auto", GPUSORT_INDEX_BUILDS_AUTO, false},
+	{"on", GPUSORT_INDEX_BUILDS_ON, false},
+	{"off", GPUSORT_INDEX_BUILDS_OFF, false},
 	{NULL, 0, false}
 };
 
@@ -248,6 +256,18 @@ settings_init(GucIntAssignHook host_cache_assign)
 							 &gpusort_keyless_sorts,
 							 false,
 							 PGC_USERSET, GUC_EXPLAIN,
+							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("gpusort.index_builds",
+							 "Which btree index builds gpusort sorts: auto (those whose "
+							 "comparisons are costly), on (every one with a key for its "
+							 "first column), or off.",
+							 "Smaller builds than gpusort.min_rows rows, and builds of "
+							 "CREATE or REINDEX INDEX CONCURRENTLY, stay PostgreSQL's.",
+							 &gpusort_index_builds,
+							 GPUSORT_INDEX_BUILDS_AUTO,
+							 index_builds_options,
+							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 
 	DefineCustomEnumVariable("gpusort.engine",

@@ -35,6 +35,14 @@ typedef enum GpuSortEngineChoice
 	GPUSORT_ENGINE_CPU
 } GpuSortEngineChoice;
 
+/* gpusort.index_builds */
+typedef enum GpuSortIndexBuilds
+{
+	GPUSORT_INDEX_BUILDS_AUTO,
+	GPUSORT_INDEX_BUILDS_ON,
+	GPUSORT_INDEX_BUILDS_OFF
+} GpuSortIndexBuilds;
+
 /* gpusort.gpu_algorithm; values match GsCudaAlgorithm */
 typedef enum GpuSortGpuAlgorithm
 {
@@ -47,6 +55,9 @@ typedef enum GpuSortGpuAlgorithm
 extern bool gpusort_enabled;
 extern int	gpusort_min_rows;
 extern bool gpusort_keyless_sorts;
+
+/* index builds (index_build.c) */
+extern int	gpusort_index_builds;
 
 /* the sort and its engines */
 extern int	gpusort_engine;

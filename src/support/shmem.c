@@ -58,7 +58,10 @@ gpusort_shmem_startup(void)
 		{
 			pg_atomic_init_u64(&shared->sorts[i], 0);
 			pg_atomic_init_u64(&shared->rows[i], 0);
+			pg_atomic_init_u64(&shared->index_builds[i], 0);
 		}
+		for (int i = 0; i < NUM_INDEX_LEFT; i++)
+			pg_atomic_init_u64(&shared->index_builds_left[i], 0);
 		for (int i = 0; i < NUM_SERVICE_FALLBACKS; i++)
 			pg_atomic_init_u64(&shared->fallbacks[i], 0);
 		pg_atomic_init_u64(&shared->runs_for_backend_budget, 0);

@@ -7,7 +7,7 @@
  * It holds the host memory all GpuSorts hold against
  * gpusort.server_memory (sort_memory.c), the sorts whose pool threads run
  * (threadpool.c), and the counters of the view gpusort_stat (stat.c),
- * with what they count (ServiceFallback, and SortEngineKind of
+ * with what they count (ServiceFallback, IndexBuildLeft, and SortEngineKind of
  * sort_stats.h), so that stat.c reads them here and shmem.c needs nothing
  * of it.
  * It exists only when gpusort is in shared_preload_libraries; loaded any
@@ -42,6 +42,26 @@ typedef enum ServiceFallback
 } ServiceFallback;
 
 /*
+ * Why gpusort left a btree index build to PostgreSQL's own (index_build.c),
+ * or that it took it.
+ */
+typedef enum IndexBuildLeft
+{
+	INDEX_BUILD_TAKEN = -1,		/* gpusort sorts it */
+	INDEX_LEFT_DISABLED = 0,	/* gpusort.enabled is off */
+	INDEX_LEFT_SETTING,			/* gpusort.index_builds is off */
+	INDEX_LEFT_LATER_XACT,		/* built in a later transaction than its
+								 * storage: CONCURRENTLY */
+	INDEX_LEFT_CATALOG,			/* a system catalog's index */
+	INDEX_LEFT_SMALL,			/* below gpusort.min_rows */
+	INDEX_LEFT_NO_KEY,			/* no key for its first column */
+	INDEX_LEFT_CHEAP,			/* auto: comparisons too cheap to repay it */
+	INDEX_LEFT_PARALLEL,		/* auto: PostgreSQL's build would have
+								 * maintenance workers */
+	NUM_INDEX_LEFT
+} IndexBuildLeft;
+
+/*
  * What the GpuSorts of one role's sessions hold together (sort_memory.c),
  * which gpusort.role_memory bounds: a slot for each role with a session
  * whose sorts are counted, free again when its last such session ends.
@@ -74,6 +94,8 @@ typedef struct GpuSortShared
 	pg_atomic_uint64 fallbacks[NUM_SERVICE_FALLBACKS];
 	pg_atomic_uint64 runs_for_backend_budget;
 	pg_atomic_uint64 runs_for_server_budget;
+	pg_atomic_uint64 index_builds[NUM_SORT_ENGINES];
+	pg_atomic_uint64 index_builds_left[NUM_INDEX_LEFT];
 } GpuSortShared;
 
 extern GpuSortShared *gpusort_shared;	/* NULL unless preloaded */

@@ -20,7 +20,9 @@
 #  3. on the standby the moved database is in the tablespace (catalog and
 #     directories), and the dropped databases and tablespace are gone
 #     (catalog and directories);
-#  4. neither GPU service changed its PID, and neither log shows a crash.
+#  4. neither GPU service changed its PID, and neither log shows a crash;
+#  5. a btree index built through gpusort on the primary is replayed on
+#     the standby to the pages of its twin built by PostgreSQL.
 # A build without CUDA has no GPU service: instead, neither server runs a
 # gpusort process, and the rest holds all the same.
 # What has not returned (or replayed) after 60 s has hung: its test fails,
@@ -266,6 +268,31 @@ is(scalar(@wrong), 0, scalar(@results) . " sorts in the standby's loop, all with
   or diag("first wrong: $wrong[0]");
 is(slurp_file("$tmp/loop.err"), '', 'the loop met no error');
 standby_sorts_right('postgres', 'after the DDL');
+
+# 5. an index built through gpusort on the primary and its twin built by
+# PostgreSQL: the standby replays them to the same pages (past the page
+# headers' LSN and checksum; the pages' holes, which the WAL leaves out,
+# are zeros there), and amcheck passes there
+{
+	my ($out, $err) = ('', '');
+	$primary->psql('postgres', q{CREATE EXTENSION pageinspect;
+CREATE EXTENSION amcheck;
+SET client_min_messages = debug1;
+SET gpusort.index_builds = on;
+CREATE INDEX big_s_k ON big (s, k);
+SET gpusort.enabled = off;
+CREATE INDEX big_s_k_native ON big (s, k);}, stdout => \$out, stderr => \$err);
+	like($err, qr/index "big_s_k" built through gpusort/, 'the primary built big_s_k through gpusort');
+	unlike($err, qr/index "big_s_k_native" built through gpusort/, 'and big_s_k_native by PostgreSQL');
+	replay_keeps_up('the index builds');
+	my $pages = q{SELECT md5(string_agg(substr(get_raw_page('%s', b::int), 11)::text, '' ORDER BY b))
+  FROM generate_series(0, pg_relation_size('%s') / 8192 - 1) b};
+	is($standby->safe_psql('postgres', sprintf($pages, 'big_s_k', 'big_s_k')),
+		$standby->safe_psql('postgres', sprintf($pages, 'big_s_k_native', 'big_s_k_native')),
+		"on the standby big_s_k is PostgreSQL's big_s_k_native, page for page");
+	my ($ret, $o, $e) = $standby->psql('postgres', q{SELECT bt_index_check('big_s_k', true)});
+	is($ret, 0, 'on the standby bt_index_check passes on big_s_k') or diag($e);
+}
 
 # 4. the same services all along; no crash
 if ($cuda)
