@@ -37,8 +37,10 @@
  * the duplicate only keeps the removed file's space until it is closed.
  * The final merge's threads read the runs the same way
  * (run_merge_window.c), the backend counting what they read.  No space is
- * given back while a thread reads or writes the file, so that none is
- * written twice at once.  Every error of the file, the threads' too (which
+ * taken again while a thread reads or writes the file (a run written
+ * behind is finished before the next run is begun, and the final merge
+ * writes nothing to the file), so that no thread's bytes are written over.
+ * Every error of the file, the threads' too (which
  * the backend raises for them), names the file, as PostgreSQL's own errors
  * of a temporary file do.
  *
@@ -69,11 +71,20 @@
 /* fd.c takes an int amount before PostgreSQL 16: write and read in pieces */
 #define RUN_FILE_IO_MAX		((Size) 1024 * 1024 * 1024)
 
-/* blocks of BLCKSZ that n bytes touch, for EXPLAIN (BUFFERS)' temp counts */
-static inline int64
-blocks_of(off_t n)
+/*
+ * EXPLAIN (BUFFERS)' temp counts: the bytes read and written, in blocks of
+ * BLCKSZ, as BufFile counts them, whatever the size of each read or write
+ * (the bytes short of a block are carried to the next).
+ */
+static Size uncounted_read;
+static Size uncounted_written;
+
+static void
+count_blocks(int64 *counter, Size *uncounted, Size len)
 {
-	return (int64) ((n + BLCKSZ - 1) / BLCKSZ);
+	*uncounted += len;
+	*counter += *uncounted / BLCKSZ;
+	*uncounted %= BLCKSZ;
 }
 
 /*
@@ -204,7 +215,7 @@ run_file_write(RunFile *rf, off_t offset, const void *data, Size len)
 		return;
 	write_at(rf, offset, data, len);
 	rf->max_size = Max(rf->max_size, offset + (off_t) len);
-	pgBufferUsage.temp_blks_written += blocks_of(offset + len) - offset / BLCKSZ;
+	count_blocks(&pgBufferUsage.temp_blks_written, &uncounted_written, len);
 }
 
 /*
@@ -229,7 +240,7 @@ run_file_reserve(RunFile *rf, Size len)
 	write_at(rf, start + len - 1, &zero, 1);
 	rf->size += len;
 	rf->max_size = Max(rf->max_size, rf->size);
-	pgBufferUsage.temp_blks_written += blocks_of(rf->size) - blocks_of(start);
+	count_blocks(&pgBufferUsage.temp_blks_written, &uncounted_written, len);
 	return start;
 }
 
@@ -302,7 +313,7 @@ run_file_release(RunFile *rf, off_t offset, off_t len)
 void
 run_file_note_read(Size len)
 {
-	pgBufferUsage.temp_blks_read += blocks_of(len);
+	count_blocks(&pgBufferUsage.temp_blks_read, &uncounted_read, len);
 }
 
 /* Read exactly len bytes at offset; the file must hold them. */
