@@ -203,7 +203,7 @@ runs_keep_pending(SortRuns *runs, int npending)
 }
 
 /*
- * Whether the runs' keys are left out of their files and built again from
+ * Whether the runs' keys are left out of their records on disk and built again from
  * each tuple as a run is read.  So they are where the layout is fixed
  * (int8, float8, timestamps, ...: keys.c's own encoding, a few loads and
  * shifts a record), so that a run takes no more disk than Sort's tapes for
@@ -216,7 +216,7 @@ runs_rebuild_keys(SortRuns *runs)
 	return !runs->sh->layout.generic;
 }
 
-/* The words of each record's key that run's file holds. */
+/* The words of each record's key that run holds on disk. */
 int
 run_file_key_words(SortRuns *runs, const SortedRun *run)
 {

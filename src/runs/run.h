@@ -12,7 +12,7 @@
  * run_read.c reads a run's records back.  The merges above (run_merge.h)
  * read the runs through this interface, write a merge pass's runs and the
  * result's tape through it, and call nothing else of the storage but the
- * files (run_file.h) and the record format: the storage calls nothing of
+ * file (run_file.h) and the record format: the storage calls nothing of
  * the merges, as logtape.c calls nothing of tuplesort.c.
  *
  *-------------------------------------------------------------------------

@@ -845,7 +845,7 @@ window_forget(void *arg)
  * A merge of the final merge's inputs in windows, or NULL where it does not
  * apply: the keys of some input do not decide the order, there are no pool
  * threads, or the merge memory is too small for read buffers worth a window.
- * Its inputs are the runs in files (runs_pending) and last, the batch held in
+ * Its inputs are the runs on disk (runs_pending) and last, the batch held in
  * memory.
  */
 WindowMerge *

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * run_read.c
- *	  The run reader: a sorted run's records read back from its files, one
+ *	  The run reader: a sorted run's records read back from its extents, one
  *	  at a time, for the merges above (run_merge.c), which call
  *	  run_read_start, run_read_next and run_read_end.
  *
@@ -16,7 +16,7 @@
  * output where its inputs were, as logtape.c's tapes recycle their blocks.
  *
  * The final merge in the pool threads (run_merge_window.c) reads the runs'
- * files itself, in its threads, a window at a time; every other merge
+ * file itself, in its threads, a window at a time; every other merge
  * reads through here.
  *
  *-------------------------------------------------------------------------

@@ -151,7 +151,7 @@ run_output_record(SortRuns *runs, RunOutput *out, int key_words,
  * memory at every record.  Instead, slices of SPILL_SLICE_RECORDS records
  * are serialized into a buffer by the threads (the sizes first, then the
  * bytes at their offsets), while the backend writes the previous slice's
- * buffer to the run's file.
+ * buffer to the runs' file.
  */
 #define SPILL_SLICE_RECORDS		((size_t) 64 * 1024)
 #define SPILL_TASK_RECORDS		((size_t) 4 * 1024)
