@@ -15,6 +15,7 @@
 #   multi    ROWS_MULTI (default 2000000) rows of (k int8 with ROWS_MULTI/10
 #            distinct values, t md5 text), ORDER BY k, t in the database's
 #            collation (en_US.UTF-8 where the server has it).
+# SHAPES (default "budget keyless multi") picks among them.
 # Each statement runs RUNS times (default 3), Sort and GpuSort in turn, each
 # on a new connection (a fresh session: its start-up included, as for a
 # short-lived client); the table gives the medians, their ratio, what each
@@ -29,6 +30,7 @@ rows_text=${ROWS_TEXT:-1000000}
 rows_types=${ROWS_TYPES:-300000}
 rows_multi=${ROWS_MULTI:-2000000}
 budgets=${BUDGETS:-64kB 1MB 4MB 16MB 256MB}
+shapes=" ${SHAPES:-budget keyless multi} "
 psql -X -q -v ON_ERROR_STOP=1 <<SQL
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS gpusort;
@@ -85,14 +87,20 @@ print("samples %s %s %s: native %s; gpusort %s" % (shape, query, budget, s["nati
 ' "$shape" "${query% OFFSET*}" "$budget" "$native_wrote" "$gpu_wrote" "$how"
 }
 
-for budget in $budgets; do
-  measure budget "$budget" "" "SELECT * FROM ns_text ORDER BY t OFFSET $rows_text"
-done
-for col in r ia j c; do
-  measure keyless 64MB "" "SELECT * FROM ns_types ORDER BY $col OFFSET $rows_types"
-done
-for col in r c; do
-  measure keyless 64MB "SET gpusort.keyless_sorts = on;" "SELECT * FROM ns_types ORDER BY $col OFFSET $rows_types"
-done
-measure multi 256MB "" "SELECT * FROM ns_multi ORDER BY k, t OFFSET $rows_multi"
+if [[ $shapes == *" budget "* ]]; then
+  for budget in $budgets; do
+    measure budget "$budget" "" "SELECT * FROM ns_text ORDER BY t OFFSET $rows_text"
+  done
+fi
+if [[ $shapes == *" keyless "* ]]; then
+  for col in r ia j c; do
+    measure keyless 64MB "" "SELECT * FROM ns_types ORDER BY $col OFFSET $rows_types"
+  done
+  for col in r c; do
+    measure keyless 64MB "SET gpusort.keyless_sorts = on;" "SELECT * FROM ns_types ORDER BY $col OFFSET $rows_types"
+  done
+fi
+if [[ $shapes == *" multi "* ]]; then
+  measure multi 256MB "" "SELECT * FROM ns_multi ORDER BY k, t OFFSET $rows_multi"
+fi
 psql -X -q -c "DROP TABLE ns_text, ns_types, ns_multi"

@@ -58,8 +58,14 @@ batch_init(SortBatch *batch, SortBatchShared *sh, MemoryContext parent)
 {
 	memset(batch, 0, sizeof(SortBatch));
 	batch->sh = sh;
+	/*
+	 * Small blocks: the batch's arrays past a kilobyte get blocks of their
+	 * own size, so that what the context holds is what the batch counts
+	 * (batch_memory), not blocks doubled ahead of it, which at 64 kB took
+	 * a sixth of the budget
+	 */
 	batch->cxt = AllocSetContextCreate(parent, "GpuSort batch",
-									   ALLOCSET_DEFAULT_SIZES);
+									   ALLOCSET_SMALL_SIZES);
 	batch_init_chain(batch, false);
 	batch->next_block_size = ARENA_MIN_BLOCK;
 }
@@ -175,15 +181,17 @@ batch_memory(SortBatch *batch, size_t n, Size more)
 	/*
 	 * Without keys: the comparator sort's items (resolve_sort_tuples), 16
 	 * bytes, which take the tuple pointers' place where the pointers' array
-	 * is large enough to grow where it lies, and are made beside it otherwise
+	 * is large enough to grow where it lies, and are made beside it
+	 * otherwise.  In its place they take the array's memory at the least:
+	 * it is reserved for more records than a batch may come to hold.
 	 */
 	if (batch->comparator_sort)
 	{
 		Size		pointers = Max(batch->maxtuples, n) * sizeof(MinimalTuple);
+		Size		items = n * RESOLVE_ITEM_BYTES;
 
 		return batch->arena_bytes + more + batch->inputs_bytes +
-			n * RESOLVE_ITEM_BYTES +
-			(pointers < HOSTMEM_MIN_REQUEST ? pointers : 0);
+			(pointers < HOSTMEM_MIN_REQUEST ? pointers + items : Max(pointers, items));
 	}
 
 	bytes = batch->arena_bytes + more + n * sizeof(MinimalTuple) +

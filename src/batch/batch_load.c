@@ -177,14 +177,17 @@ arena_alloc(SortBatch *batch, Size len)
 		bool		ahead = (batch->ahead_block != NULL && batch->ahead_size >= len);
 
 		/*
-		 * The limit is enforced where the memory is taken; an empty batch
-		 * takes its first block whatever the limit, so that every batch
-		 * holds at least one tuple.  A block taken ahead counts already.
+		 * The limit is enforced where the memory is taken, against what the
+		 * batch will need (batch_memory) and what it holds already (arrays
+		 * reserved ahead of its records); an empty batch takes its first
+		 * block whatever the limit, so that every batch holds at least one
+		 * tuple.  A block taken ahead counts already.
 		 */
 		if (ahead)
 			block = 0;
 		if (batch->ntuples > 0 &&
 			(batch_memory(batch, batch->ntuples + 1, block) > batch->limit ||
+			 batch_held(batch) + block > batch->limit ||
 			 gpusort_fault_arena_oom(batch->arena_bytes)))
 			return NULL;
 		if (ahead)

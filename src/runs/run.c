@@ -6,24 +6,26 @@
  *
  * When a sort's input outgrows the memory it may hold, each full batch is
  * sorted (batch_sort.c) and written as a *run*: its tuples in sorted order
- * in a temporary file of PostgreSQL's own (run_file.c), in the record
- * format of run_format.h.  run_write.c writes a run, in the backend or
- * behind it; run_read.c reads one back.  This file keeps the runs, in the
- * order written, for the merges above (run_merge.c), which replace groups
- * of them by longer runs and read them on the way out, and the peak of the
- * disk that they, the run being written record by record and the
+ * in extents of a temporary file of PostgreSQL's own that all the sort's
+ * runs share (run_file.c), in the record format of run_format.h.
+ * run_write.c writes a run, in the backend or behind it; run_read.c reads
+ * one back.  This file keeps the runs, in the order written, for the merges
+ * above (run_merge.c), which replace groups of them by longer runs and read
+ * them on the way out, and the peak of the disk that their file and the
  * random-access result's tape use together, which EXPLAIN shows as the
- * sort's disk.  A run's file goes as soon as it has been read to its end
- * (runs_close_run_file), so that the peak is that of the largest step,
- * not their sum, as for tuplesort.c; runs_end closes what is left.
+ * sort's disk.  The space a run has been read from is given back as it is
+ * read (runs_release), and the runs written next take it again, so that
+ * the peak is that of the largest step, not their sum, as for tuplesort.c;
+ * runs_end closes the file.
  *
  * What the others call:
  *	- sort.c: runs_create, runs_end, and for EXPLAIN runs_written,
  *	  runs_written_behind, runs_disk_kb;
  *	- the writer (run_write.c): runs_add_run, runs_note_disk_use;
  *	- the reader and the merges: runs_pending, runs_keep_pending (a merge
- *	  pass's runs in place of its inputs), runs_close_run,
- *	  runs_close_run_file, runs_rebuild_keys and run_file_key_words (the
+ *	  pass's runs in place of its inputs), runs_file, run_bytes,
+ *	  runs_release, runs_release_run, runs_rebuild_keys and
+ *	  run_file_key_words (the
  *	  keys a run's records carry), runs_shared, runs_compare (the
  *	  comparators), runs_memory;
  *	- the random-access result (run_merge.c): runs_create_result_tape,
@@ -45,55 +47,83 @@ runs_create(SortBatchShared *sh, MemoryContext cxt)
 
 	runs->sh = sh;
 	runs->cxt = cxt;
+	runs->file.file = -1;
 	batch_init_compare(sh, &runs->tb, NULL);
 	return runs;
 }
 
 /*
- * The most disk the sort has used: its runs' files, the run being written
- * record by record, and its result tape.
+ * The most disk the sort has used: its runs' file at its furthest (the file
+ * is not cut as its end comes back), and its result tape.
  */
 void
 runs_note_disk_use(SortRuns *runs)
 {
-	off_t		now = runs->disk_bytes;
+	off_t		now = runs->file.max_size;
 
-	/* the file of the run being written, not counted until it is done */
-	if (runs->output_run.nfiles > 0)
-		now += runs->output_run.files[runs->output_run.nfiles - 1].size;
 	if (runs->tapeset)
 		now += (off_t) LogicalTapeSetBlocks(runs->tapeset) * BLCKSZ;
 	runs->max_disk_bytes = Max(runs->max_disk_bytes, now);
 }
 
+/* the file the runs share, for their readers and their errors */
+RunFile *
+runs_file(SortRuns *runs)
+{
+	return &runs->file;
+}
+
+/* The bytes of run left to read. */
+off_t
+run_bytes(const SortedRun *run)
+{
+	off_t		bytes = 0;
+
+	for (int i = 0; i < run->nextents; i++)
+		bytes += run->extents[i].len;
+	return bytes;
+}
+
 /*
- * Close a run's file, which removes it: it has been read.  The disk
- * used peaks just before a file goes, while a merge's output grows.
+ * The first len bytes of run have been read: their space is given back, to
+ * be written again, and the run's extents begin past them.
  */
 void
-runs_close_run_file(SortRuns *runs, RunFile *file)
+runs_release(SortRuns *runs, SortedRun *run, off_t len)
 {
-	if (file->file < 0)
-		return;
-	runs_note_disk_use(runs);
-	runs->disk_bytes -= file->size;
-	run_file_close(file);
+	while (len > 0)
+	{
+		RunExtent  *first = &run->extents[0];
+		off_t		n = Min(len, first->len);
+
+		Assert(run->nextents > 0);
+		run_file_release(&runs->file, first->offset, n);
+		first->offset += n;
+		first->len -= n;
+		len -= n;
+		if (first->len == 0)
+		{
+			run->nextents--;
+			memmove(&run->extents[0], &run->extents[1],
+					sizeof(RunExtent) * run->nextents);
+		}
+	}
 }
 
-/* Close those of the run's files that are open: they go. */
+/* Give back what is left of run: it is read, or will not be. */
 void
-runs_close_run(SortRuns *runs, SortedRun *run)
+runs_release_run(SortRuns *runs, SortedRun *run)
 {
-	for (int i = 0; i < run->nfiles; i++)
-		runs_close_run_file(runs, &run->files[i]);
+	if (runs->file.file >= 0)
+		runs_release(runs, run, run_bytes(run));
+	run->nextents = 0;
 }
 
-/* A new run, with an empty file, at the end of the runs to merge. */
+/* A new run, with no extent yet, at the end of the runs to merge. */
 SortedRun *
 runs_add_run(SortRuns *runs)
 {
 	SortedRun  *run;
-	RunFile    *file = MemoryContextAlloc(runs->cxt, sizeof(RunFile));
 
 	if (runs->npending == runs->maxpending)
 	{
@@ -105,11 +135,11 @@ runs_add_run(SortRuns *runs)
 			runs->pending = MemoryContextAlloc(runs->cxt, sizeof(SortedRun) * newmax);
 		runs->maxpending = newmax;
 	}
-	run_file_create(file);
+	/* the sort's first run opens the file, which its runs share */
+	if (runs->file.file < 0)
+		run_file_open(&runs->file, runs->cxt);
 	run = &runs->pending[runs->npending++];
 	memset(run, 0, sizeof(SortedRun));
-	run->files = file;
-	run->nfiles = 1;
 	return run;
 }
 
@@ -173,7 +203,7 @@ runs_keep_pending(SortRuns *runs, int npending)
 }
 
 /*
- * Whether the runs' keys are left out of their files and built again from
+ * Whether the runs' keys are left out of their records on disk and built again from
  * each tuple as a run is read.  So they are where the layout is fixed
  * (int8, float8, timestamps, ...: keys.c's own encoding, a few loads and
  * shifts a record), so that a run takes no more disk than Sort's tapes for
@@ -186,7 +216,7 @@ runs_rebuild_keys(SortRuns *runs)
 	return !runs->sh->layout.generic;
 }
 
-/* The words of each record's key that run's file holds. */
+/* The words of each record's key that run holds on disk. */
 int
 run_file_key_words(SortRuns *runs, const SortedRun *run)
 {
@@ -216,19 +246,15 @@ runs_freeze_result_tape(SortRuns *runs, LogicalTape *tape)
 }
 
 /*
- * Close the runs' files, the run being written record by record and the
- * result's tape: their temporary files go.  A run written behind the
- * backend must be finished, or its batch gone.
+ * Close the runs' file and the result's tape: their temporary files go.  A
+ * run written behind the backend must be finished, or its batch gone.
  */
 void
 runs_end(SortRuns *runs)
 {
-	for (int i = 0; i < runs->npending; i++)
-		runs_close_run(runs, &runs->pending[i]);
 	runs->npending = 0;
-	for (int i = 0; i < runs->output_run.nfiles; i++)
-		run_file_close(&runs->output_run.files[i]);
-	runs->output_run.nfiles = 0;
+	runs->output_run.nextents = 0;
+	run_file_close(&runs->file);
 	if (runs->tapeset)
 		LogicalTapeSetClose(runs->tapeset);
 	runs->tapeset = NULL;

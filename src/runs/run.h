@@ -6,12 +6,13 @@
  *
  * A run is a batch's tuples in sorted order, written to a temporary file
  * when the sort's input outgrows its memory (run_write.c), in the record
- * format of run_format.h, in files of run_file.c.  run.c holds the sort's
- * set of runs, the disk they use and the random-access result's tape;
+ * format of run_format.h, in extents of the one file that the sort's runs
+ * share (run_file.c).  run.c holds the sort's set of runs and their file,
+ * the disk they use and the random-access result's tape;
  * run_read.c reads a run's records back.  The merges above (run_merge.h)
  * read the runs through this interface, write a merge pass's runs and the
  * result's tape through it, and call nothing else of the storage but the
- * files (run_file.h) and the record format: the storage calls nothing of
+ * file (run_file.h) and the record format: the storage calls nothing of
  * the merges, as logtape.c calls nothing of tuplesort.c.
  *
  *-------------------------------------------------------------------------
@@ -37,14 +38,16 @@ typedef struct SortRuns SortRuns;
 #define RUN_WRITE_BEHIND_MIN_RECORDS	((size_t) 128 * 1024)
 
 /*
- * A run in its files: one file for a batch's run; for a run written record
- * by record (runs_begin_run, a merge pass's output), a file for each
- * RUN_SEGMENTS-th of it or so (run_write.c says why).
+ * A run in the sort's file: its extents, in the order its bytes are read, a
+ * record's bytes possibly across two.  As a reader reads them, it gives their
+ * space back and they shrink from the front (run_read.c), so that what they
+ * hold is what is left to read.
  */
 typedef struct SortedRun
 {
-	RunFile    *files;
-	int			nfiles;
+	RunExtent  *extents;
+	int			nextents;
+	int			maxextents;
 	int64		ntuples;
 	int			key_words;		/* 0: no keys in the run */
 	int			layout_version;
@@ -53,16 +56,14 @@ typedef struct SortedRun
 } SortedRun;
 
 /*
- * A run read back record by record (run_read.c): its files are read into
+ * A run read back record by record (run_read.c): its extents are read into
  * readbuf[], whose bytes from readbuf_pos to readbuf_end are not parsed
  * yet; each record is then decoded out of it into buf, where its tuple
  * gets back its length and its alignment.
  */
 typedef struct RunReader
 {
-	SortedRun  *run;
-	RunFile    *file;			/* the run's file being read */
-	off_t		read_pos;		/* where the next read starts in the file */
+	SortedRun  *run;			/* its first extent is read next */
 	int64		remaining;		/* records still in the run */
 
 	/* the records' keys: as the run was written, or built again */
@@ -101,7 +102,9 @@ extern SortedRun *runs_pending(SortRuns *runs, int *npending);
 extern void runs_keep_pending(SortRuns *runs, int npending);
 extern bool runs_rebuild_keys(SortRuns *runs);
 extern int	run_file_key_words(SortRuns *runs, const SortedRun *run);
-extern void runs_close_run_file(SortRuns *runs, RunFile *file);
+extern RunFile *runs_file(SortRuns *runs);
+extern off_t run_bytes(const SortedRun *run);
+extern void runs_release(SortRuns *runs, SortedRun *run, off_t len);
 extern LogicalTape *runs_create_result_tape(SortRuns *runs);
 extern void runs_freeze_result_tape(SortRuns *runs, LogicalTape *tape);
 

@@ -1,44 +1,58 @@
 /*-------------------------------------------------------------------------
  *
  * run_file.c
- *	  A sorted run's temporary file: written by the backend, or by a thread
- *	  while the backend goes on loading the next run, and read back by the
- *	  run reader (run_read.c) or the final merge's threads.
+ *	  The temporary file that a sort's runs share, and its space: written by
+ *	  the backend, or by a thread while the backend goes on loading the next
+ *	  run, and read back by the run reader (run_read.c) or the final merge's
+ *	  threads.
  *
- * Each run is one of PostgreSQL's own temporary files (fd.c's
+ * A sort's runs lie in one of PostgreSQL's own temporary files (fd.c's
  * OpenTemporaryFile, the layer under BufFile and logtape.c), so that
  * temp_tablespaces, temp_file_limit, log_temp_files and the removal of the
- * file at the end of the transaction (or when it has been read) behave
- * as they do for Sort.  A run is written once, front to back, and read
- * once, front to back, in large pieces: it needs neither BufFile's 8 kB
- * buffer nor logtape.c's recycling of blocks between tapes.
+ * file at the end of the transaction behave as they do for Sort, whose
+ * tapes share one BufFile; a killed backend leaves one file.  A run is a
+ * list of extents of the file (run.h), written front to back and read
+ * front to back, in large pieces: it needs no BufFile's 8 kB buffer.  As
+ * logtape.c recycles the blocks a tape has read, the space a run has been
+ * read from is given back (run_file_release) and taken again by the runs
+ * written next (run_file_take, run_file_reserve), first the lowest, so that
+ * a merge pass writes its output where its inputs were and the file grows
+ * only where no space given back is left: the sort's disk is the file's
+ * end at its furthest, as Sort's is its tapes' blocks.  The space given
+ * back is a list of extents by offset, adjacent ones joined, and one that
+ * reaches the file's end shortens it.
  *
  * A run written in the background (run_write.c) is written by one of the
  * sort's pool threads, which must not call into PostgreSQL.  So the backend
- * first *reserves* the run's whole extent: it writes the extent's last byte
- * through fd.c, which checks temp_file_limit and counts the bytes as
- * PostgreSQL counts a temporary file's growth, raising the error in the
- * backend.  The thread then fills the extent with pwrite() on a duplicate
- * of the file's descriptor, taken as an external descriptor of fd.c
- * (AcquireExternalFD), since fd.c may close and reopen its own descriptors
- * at any time to stay within max_files_per_process.  The duplicate is
- * closed when the write ends or, after an error, when the sort's memory
- * goes (after its threads are joined).  If the file was removed meanwhile
- * (the transaction ended), the duplicate only keeps the removed file's
- * space until it is closed.  The final merge's threads read the runs the
- * same way (run_merge_window.c), the backend counting what they read.
- * Every error of a run's file, the threads' too (which the backend raises
- * for them), names the file, as PostgreSQL's own errors of a temporary
- * file do.
+ * first *reserves* the run's whole extent: in space given back, or at the
+ * file's end, where it writes the extent's last byte through fd.c, which
+ * checks temp_file_limit and counts the bytes as PostgreSQL counts a
+ * temporary file's growth, raising the error in the backend.  The thread
+ * then fills the extent with pwrite() on a duplicate of the file's
+ * descriptor, taken as an external descriptor of fd.c (AcquireExternalFD),
+ * since fd.c may close and reopen its own descriptors at any time to stay
+ * within max_files_per_process.  The duplicate is closed when the write
+ * ends or, after an error, when the sort's memory goes (after its threads
+ * are joined).  If the file was removed meanwhile (the transaction ended),
+ * the duplicate only keeps the removed file's space until it is closed.
+ * The final merge's threads read the runs the same way
+ * (run_merge_window.c), the backend counting what they read.  No space is
+ * taken again while a thread reads or writes the file (a run written
+ * behind is finished before the next run is begun, and the final merge
+ * writes nothing to the file), so that no thread's bytes are written over.
+ * Every error of the file, the threads' too (which
+ * the backend raises for them), names the file, as PostgreSQL's own errors
+ * of a temporary file do.
  *
  * What the storage (run.c, run_write.c, run_read.c) and the final merge
  * in the pool threads (run_merge_window.c) call:
- *	- the file: run_file_create, run_file_close;
- *	- the backend's I/O: run_file_append, run_file_read;
- *	- the threads' I/O: run_file_reserve (the extent, in the backend),
- *	  run_file_thread_fd and run_file_release_thread_fd (their
- *	  descriptor), run_file_pwrite, run_file_pread, and run_file_note_read
- *	  (what they read, counted by the backend);
+ *	- the file: run_file_open, run_file_close;
+ *	- its space: run_file_take (a piece, for the backend's writes),
+ *	  run_file_reserve (an extent, for a thread's), run_file_release;
+ *	- the backend's I/O: run_file_write, run_file_read;
+ *	- the threads' I/O: run_file_thread_fd and run_file_release_thread_fd
+ *	  (their descriptor), run_file_pwrite, run_file_pread, and
+ *	  run_file_note_read (what they read, counted by the backend);
  *	- the errors, raised in the backend: run_file_write_error,
  *	  run_file_read_error.
  *
@@ -57,24 +71,89 @@
 /* fd.c takes an int amount before PostgreSQL 16: write and read in pieces */
 #define RUN_FILE_IO_MAX		((Size) 1024 * 1024 * 1024)
 
-/* blocks of BLCKSZ that n bytes touch, for EXPLAIN (BUFFERS)' temp counts */
-static inline int64
-blocks_of(off_t n)
+/*
+ * EXPLAIN (BUFFERS)' temp counts: the bytes read and written, in blocks of
+ * BLCKSZ, as BufFile counts them, whatever the size of each read or write
+ * (the bytes short of a block are carried to the next).
+ */
+static Size uncounted_read;
+static Size uncounted_written;
+
+static void
+count_blocks(int64 *counter, Size *uncounted, Size len)
 {
-	return (int64) ((n + BLCKSZ - 1) / BLCKSZ);
+	*uncounted += len;
+	*counter += *uncounted / BLCKSZ;
+	*uncounted %= BLCKSZ;
 }
 
-/* A new, empty run file in a temporary tablespace, as Sort's tapes are. */
+/*
+ * The sort's file, new and empty, in a temporary tablespace, as Sort's tapes
+ * are; the list of its space given back lives in cxt.
+ */
 void
-run_file_create(RunFile *rf)
+run_file_open(RunFile *rf, MemoryContext cxt)
 {
 	PrepareTempTablespaces();
 	rf->file = OpenTemporaryFile(false);
 	rf->size = 0;
+	rf->max_size = 0;
+	rf->nfree = 0;
+	if (rf->free == NULL)
+	{
+		rf->maxfree = 16;
+		rf->free = MemoryContextAlloc(cxt, sizeof(RunExtent) * rf->maxfree);
+	}
+	rf->cxt = cxt;
+}
+
+/* space given back smaller than this is not taken again until it grows */
+#define RUN_FILE_PIECE_MIN	((off_t) BLCKSZ)
+
+/* Take n bytes from the start of given-back extent i. */
+static off_t
+take_free(RunFile *rf, int i, off_t n)
+{
+	off_t		offset = rf->free[i].offset;
+
+	rf->free[i].offset += n;
+	rf->free[i].len -= n;
+	if (rf->free[i].len == 0)
+	{
+		rf->nfree--;
+		memmove(&rf->free[i], &rf->free[i + 1],
+				sizeof(RunExtent) * (rf->nfree - i));
+	}
+	return offset;
 }
 
 /*
- * The errors of a run's file, worded as buffile.c words a temporary file's
+ * A piece of the file for the backend to write next, of want bytes or fewer
+ * (*got): the lowest space given back, or else want bytes at the file's end,
+ * which grows through fd.c as the backend writes them (run_file_write).
+ * What the writer does not fill it gives back.
+ */
+off_t
+run_file_take(RunFile *rf, off_t want, off_t *got)
+{
+	off_t		offset;
+
+	for (int i = 0; i < rf->nfree; i++)
+	{
+		if (rf->free[i].len >= RUN_FILE_PIECE_MIN)
+		{
+			*got = Min(want, rf->free[i].len);
+			return take_free(rf, i, *got);
+		}
+	}
+	offset = rf->size;
+	rf->size += want;
+	*got = want;
+	return offset;
+}
+
+/*
+ * The errors of the sort's file, worded as buffile.c words a temporary file's
  * (the layer under Sort's tapes): with the file's path, so that a full
  * temporary tablespace or a file size limit is found from the message.
  * err is the errno of the failure, a thread's too (run_file_pwrite,
@@ -128,21 +207,22 @@ write_at(RunFile *rf, off_t offset, const char *data, Size len)
 	}
 }
 
-/* Append len bytes from the backend. */
+/* Write len bytes at offset, from the backend, in space taken. */
 void
-run_file_append(RunFile *rf, const void *data, Size len)
+run_file_write(RunFile *rf, off_t offset, const void *data, Size len)
 {
-	off_t		before = rf->size;
-
-	write_at(rf, rf->size, data, len);
-	rf->size += len;
-	pgBufferUsage.temp_blks_written += blocks_of(rf->size) - blocks_of(before);
+	if (len == 0)
+		return;
+	write_at(rf, offset, data, len);
+	rf->max_size = Max(rf->max_size, offset + (off_t) len);
+	count_blocks(&pgBufferUsage.temp_blks_written, &uncounted_written, len);
 }
 
 /*
- * Reserve the next len bytes for a thread to write, and return where they
- * start.  The extent's last byte is written now: fd.c then checks
- * temp_file_limit for the whole extent and counts it, here in the backend.
+ * Reserve len contiguous bytes for a thread to write, and return where they
+ * start: in the lowest space given back that holds them, or at the file's
+ * end, whose last byte is written now: fd.c then checks temp_file_limit for
+ * the whole extent and counts it, here in the backend.
  */
 off_t
 run_file_reserve(RunFile *rf, Size len)
@@ -152,17 +232,88 @@ run_file_reserve(RunFile *rf, Size len)
 
 	if (len == 0)
 		return start;
+	for (int i = 0; i < rf->nfree; i++)
+	{
+		if (rf->free[i].len >= (off_t) len)
+			return take_free(rf, i, len);
+	}
 	write_at(rf, start + len - 1, &zero, 1);
 	rf->size += len;
-	pgBufferUsage.temp_blks_written += blocks_of(rf->size) - blocks_of(start);
+	rf->max_size = Max(rf->max_size, rf->size);
+	count_blocks(&pgBufferUsage.temp_blks_written, &uncounted_written, len);
 	return start;
+}
+
+/*
+ * Give back len bytes at offset, which a run has been read from or a writer
+ * did not fill, to be taken again.  Space that reaches the file's end
+ * shortens it instead.
+ */
+void
+run_file_release(RunFile *rf, off_t offset, off_t len)
+{
+	int			lo = 0,
+				hi = rf->nfree;
+
+	if (len <= 0)
+		return;
+	Assert(offset + len <= rf->size);
+	if (offset + len == rf->size)
+	{
+		rf->size = offset;
+		/* adjacent extents are joined: only the last may reach the end now */
+		if (rf->nfree > 0 &&
+			rf->free[rf->nfree - 1].offset + rf->free[rf->nfree - 1].len == rf->size)
+			rf->size = rf->free[--rf->nfree].offset;
+		return;
+	}
+	/* the first extent past offset */
+	while (lo < hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (rf->free[mid].offset < offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	Assert(lo == rf->nfree || offset + len <= rf->free[lo].offset);
+	Assert(lo == 0 || rf->free[lo - 1].offset + rf->free[lo - 1].len <= offset);
+	if (lo > 0 && rf->free[lo - 1].offset + rf->free[lo - 1].len == offset)
+	{
+		/* joins the one before, and maybe the one after too */
+		rf->free[lo - 1].len += len;
+		if (lo < rf->nfree && offset + len == rf->free[lo].offset)
+		{
+			rf->free[lo - 1].len += rf->free[lo].len;
+			rf->nfree--;
+			memmove(&rf->free[lo], &rf->free[lo + 1],
+					sizeof(RunExtent) * (rf->nfree - lo));
+		}
+		return;
+	}
+	if (lo < rf->nfree && offset + len == rf->free[lo].offset)
+	{
+		rf->free[lo].offset = offset;
+		rf->free[lo].len += len;
+		return;
+	}
+	if (rf->nfree == rf->maxfree)
+	{
+		rf->maxfree *= 2;
+		rf->free = repalloc(rf->free, sizeof(RunExtent) * rf->maxfree);
+	}
+	memmove(&rf->free[lo + 1], &rf->free[lo], sizeof(RunExtent) * (rf->nfree - lo));
+	rf->free[lo].offset = offset;
+	rf->free[lo].len = len;
+	rf->nfree++;
 }
 
 /* Count len bytes read by a thread, for EXPLAIN (BUFFERS), in the backend. */
 void
 run_file_note_read(Size len)
 {
-	pgBufferUsage.temp_blks_read += blocks_of(len);
+	count_blocks(&pgBufferUsage.temp_blks_read, &uncounted_read, len);
 }
 
 /* Read exactly len bytes at offset; the file must hold them. */
@@ -188,13 +339,18 @@ run_file_read(RunFile *rf, off_t offset, void *buf, Size len)
 	}
 }
 
-/* Close the file, which removes it (and logs it under log_temp_files). */
+/*
+ * Close the file, which removes it (and logs it under log_temp_files); its
+ * space goes with it.
+ */
 void
 run_file_close(RunFile *rf)
 {
 	if (rf->file >= 0)
 		FileClose(rf->file);
 	rf->file = -1;
+	rf->size = 0;
+	rf->nfree = 0;
 }
 
 /*

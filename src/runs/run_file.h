@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * run_file.h
- *	  A sorted run's temporary file (run_file.c).
+ *	  The temporary file that a sort's runs share, and its space (run_file.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -12,15 +12,29 @@
 
 #include "storage/fd.h"
 
+/* bytes of the file, from offset: a run's, or space given back */
+typedef struct RunExtent
+{
+	off_t		offset;
+	off_t		len;
+} RunExtent;
+
 typedef struct RunFile
 {
-	File		file;			/* fd.c's temporary file; -1 once closed */
-	off_t		size;			/* bytes written or reserved */
+	File		file;			/* fd.c's temporary file; -1: none open */
+	off_t		size;			/* its end: bytes written, reserved or taken */
+	off_t		max_size;		/* the most it reached */
+	RunExtent  *free;			/* space given back, by offset, none adjacent */
+	int			nfree;
+	int			maxfree;
+	MemoryContext cxt;			/* where free lives */
 } RunFile;
 
-extern void run_file_create(RunFile *rf);
-extern void run_file_append(RunFile *rf, const void *data, Size len);
+extern void run_file_open(RunFile *rf, MemoryContext cxt);
+extern off_t run_file_take(RunFile *rf, off_t want, off_t *got);
 extern off_t run_file_reserve(RunFile *rf, Size len);
+extern void run_file_release(RunFile *rf, off_t offset, off_t len);
+extern void run_file_write(RunFile *rf, off_t offset, const void *data, Size len);
 extern void run_file_read(RunFile *rf, off_t offset, void *buf, Size len);
 extern void run_file_note_read(Size len);
 extern void run_file_close(RunFile *rf);

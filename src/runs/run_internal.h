@@ -5,11 +5,11 @@
  *	  set (run.c), the writer (run_write.c) and the reader (run_read.c).
  *	  sort.c and the merges see run.h.
  *
- * The runs are kept in the order written (pending); the writer adds to
- * them, a merge pass replaces groups of them by longer runs, and the final
- * merge reads them where they are.  The disk they use, with the run being
- * written record by record and the result's tape, is counted here as it
- * changes, for EXPLAIN's peak.
+ * The runs are kept in the order written (pending), in the one file they
+ * share; the writer adds to them, a merge pass replaces groups of them by
+ * longer runs, and the final merge reads them where they are.  The disk
+ * they use, with the result's tape, is counted here as it changes, for
+ * EXPLAIN's peak.
  *
  *-------------------------------------------------------------------------
  */
@@ -27,13 +27,17 @@
 /*
  * run_write.c: records written by the backend one at a time (a small
  * batch, a run written record by record) go through a buffer of
- * RUN_WRITE_BUFFER bytes into the run's file.
+ * RUN_WRITE_BUFFER bytes into the run's extents, in pieces of the file
+ * taken as they fill (run_file_take).
  */
 #define RUN_WRITE_BUFFER	((Size) 64 * 1024)
 
 typedef struct RunOutput
 {
 	RunFile    *file;
+	SortedRun  *run;			/* whose extents grow */
+	off_t		piece;			/* where the piece taken goes on */
+	off_t		piece_left;		/* bytes of it not written */
 	char	   *buf;
 	Size		used;
 } RunOutput;
@@ -47,6 +51,7 @@ struct SortRuns
 	MemoryContext cxt;
 	CompareContext tb;
 
+	RunFile		file;			/* the runs' file; -1 until the first run */
 	SortedRun  *pending;		/* the runs, in the order written */
 	int			npending;
 	int			maxpending;
@@ -54,18 +59,15 @@ struct SortRuns
 
 	int			runs_written;
 	int			runs_behind;	/* of them, written behind the backend */
-	off_t		disk_bytes;		/* in the runs' files now */
 	off_t		max_disk_bytes;
 
 	/*
-	 * The run written record by record (runs_begin_run), in files whose
-	 * last is being written; none: 0 files
+	 * The run written record by record (runs_begin_run); output.buf is NULL
+	 * where none is
 	 */
 	SortedRun	output_run;
 	RunOutput	output;
 	int			output_key_words;	/* the keys' words in each record */
-	off_t		output_file_bytes;	/* a file of it is full at this */
-	int			output_maxfiles;
 
 	LogicalTapeSet *tapeset;	/* random access: the merged result's */
 };
@@ -73,6 +75,6 @@ struct SortRuns
 /* run.c */
 extern SortedRun *runs_add_run(SortRuns *runs);
 extern void runs_note_disk_use(SortRuns *runs);
-extern void runs_close_run(SortRuns *runs, SortedRun *run);
+extern void runs_release_run(SortRuns *runs, SortedRun *run);
 
 #endif							/* GPUSORT_RUN_INTERNAL_H */

@@ -32,8 +32,8 @@
  * longer runs, pass after pass, as tuplesort.c does.  The final merge then
  * runs on the fly as the executor fetches: a tree of losers over the
  * inputs' current records, nothing written twice.  A run's reader gives
- * back each of its files as soon as it has read it to its end, so that a
- * pass, or the final merge, does not hold the disk its inputs gave up.
+ * back the space it has read at once (run_read.c), and a pass writes its
+ * output into it, so that a pass takes little more disk than its inputs.
  *
  * Where the keys alone decide the order of every input and the sort has
  * pool threads, the final merge is theirs instead, a window of records at a
@@ -303,7 +303,7 @@ input_wins(RunsMerge *rm, Merge *m, int a, int b)
 
 /*
  * Make input i's next record current, and note its key's first word.  A
- * run read to its end gives back its files and its read buffer at once.
+ * run read to its end gives back its space and its read buffer at once.
  */
 static void
 merge_advance(RunsMerge *rm, Merge *m, int i)
@@ -422,9 +422,8 @@ input_from_run(RunsMerge *rm, MergeInput *in, SortedRun *run, Size buffer_size,
 
 /*
  * Merge the n runs of group into one new run, which is returned; their
- * files go as each is read to its end.  The new run is written record by
- * record (runs_begin_run), in files that the next merge gives back one at
- * a time.  The tree and the inputs' buffers live in the pass's own memory,
+ * space is given back as it is read, and the new run, written record by
+ * record (runs_begin_run), takes it again.  The tree and the inputs' buffers live in the pass's own memory,
  * which goes with it.
  */
 static SortedRun
@@ -441,8 +440,7 @@ merge_to_run(RunsMerge *rm, SortedRun *group, int n, Size buffer_size)
 	off_t		input_bytes = 0;
 
 	for (int i = 0; i < n; i++)
-		for (int f = 0; f < group[i].nfiles; f++)
-			input_bytes += group[i].files[f].size;
+		input_bytes += run_bytes(&group[i]);
 
 	m.inputs = palloc(sizeof(MergeInput) * n);
 	m.ninputs = n;
@@ -464,7 +462,7 @@ merge_to_run(RunsMerge *rm, SortedRun *group, int n, Size buffer_size)
 		runs_append_record(rm->runs, in->key, in->tuple);
 	}
 	out = runs_end_run(rm->runs);
-	/* every input ran out, and its files went then (merge_advance) */
+	/* every input ran out, and its space was given back (merge_advance) */
 	MemoryContextDelete(mergecxt);
 	return out;
 }
@@ -495,21 +493,18 @@ pass_group_size(int npending, int excess, int order)
 }
 
 /*
- * Merge runs in passes until the runs in files and the batch held in memory
+ * Merge runs in passes until the runs on disk and the batch held in memory
  * (last, if it holds records) fit one merge in merge_memory bytes of read
  * buffers; then start the final merge, on the fly or, for random access,
  * onto a tape of its own.  The merge is returned; runs_merge_end ends it,
  * before runs_end ends the runs it reads.
  *
  * A pass merges its runs in groups as small as will do, and only as many
- * groups as it must.  Until a merge's inputs run out, most of what they
- * hold is still on disk beside the merge's output: the disk the pass takes
- * beyond the rows is one group's runs, at least where they are runs of a
- * batch, written in one file each (a pass's own output is in segments,
- * which the next merge gives back as it reads them).  So, where few runs
- * are too many for the final merge, 37 runs for 32 inputs say, six merges
- * of two runs take a few percent more disk than the rows, where one merge
- * of 32 would take 80 percent more, and write a third as much.
+ * groups as it must, so that it writes no more than it must: where few
+ * runs are too many for the final merge, 37 runs for 32 inputs say, six
+ * merges of two runs write a third as much as one merge of 32 would.  A
+ * merge's output takes the space its inputs give back as they are read
+ * (run_read.c), so that the disk stays near the rows'.
  */
 RunsMerge *
 runs_merge_start(SortRuns *runs, SortBatch *last, Size merge_memory,
@@ -593,7 +588,7 @@ runs_merge_start(SortRuns *runs, SortBatch *last, Size merge_memory,
 		}
 
 		/*
-		 * every input ran out, and its files went then; the window merge's
+		 * every input ran out, and its space was given back; the window merge's
 		 * memory goes before the batch it is part of (sort.c frees it)
 		 */
 		if (rm->window)
@@ -608,7 +603,7 @@ runs_merge_start(SortRuns *runs, SortBatch *last, Size merge_memory,
 }
 
 /*
- * Start the final merge in the backend, of the runs in files and the
+ * Start the final merge in the backend, of the runs on disk and the
  * batch held in memory (nmem 1), with merge_memory bytes of read buffers.
  */
 static void
@@ -764,8 +759,8 @@ runs_merge_threads(RunsMerge *rm)
 
 /*
  * End the merge: the window merge's memory goes, and its threads' hold on
- * the runs' files.  The runs' files and the result's tape are the
- * storage's, which runs_end closes after this.
+ * the runs' file.  The runs' file and the result's tape are the storage's,
+ * which runs_end closes after this.
  */
 void
 runs_merge_end(RunsMerge *rm)

@@ -19,8 +19,8 @@
  *	   and builds their keys again from their tuples (or copies them from
  *	   the file, for runs that carry them).  The batch held in memory is an
  *	   input too, read in place.  What a task cannot do is left to the
- *	   backend, which does it as the serial merge does: the next file of a
- *	   run, a record larger than the read buffer, a tuple the threads cannot
+ *	   backend, which does it as the serial merge does: the next extent of
+ *	   a run, a record larger than the read buffer, a tuple the threads cannot
  *	   encode, a read without a descriptor to spare.
  *	2. The window: every record that precedes the last record in the read
  *	   buffer of an input not read to its end.  Records are ordered by (key, input,
@@ -37,11 +37,12 @@
  * This merge sits in the merge layer beside run_merge.c, which starts it
  * (run_merge_window.h: window_merge_start, window_merge_next,
  * window_merge_threads, window_merge_close), over the runs' storage
- * (run.h): it reads the runs' files itself (run_file.c), in its threads
+ * (run.h): it reads the runs' file itself (run_file.c), in its threads
  * and a window at a time, rather than a record at a time through the run
- * reader (run_read.c), and decodes their records with run_format.h.  A
- * file read to its end goes at once (runs_close_run_file); the files of
- * runs not read to their end are the storage's to close (runs_end).
+ * reader (run_read.c), and decodes their records with run_format.h.  An
+ * extent read to its end is given back at once (runs_release), in the
+ * backend; what runs not read to their end hold goes with the file
+ * (runs_end).
  *
  * The windows are a pipeline of two: while the backend returns one
  * window's tuples from one output, the threads fill the inputs and merge
@@ -114,15 +115,15 @@ typedef struct WindowInput
 	SortedRun  *run;			/* NULL: the batch held in memory; tasks
 								 * only compare it with NULL */
 
-	/* a run: its files, read into readbuf */
-	int			file_index;		/* the file being read */
-	off_t		read_pos;		/* in it */
+	/* a run: its first extent, read into readbuf */
+	off_t		read_pos;		/* where in the file the next read starts */
 	bool		all_read;		/* every byte of the run has been read */
 	int			file_key_bytes; /* key bytes each record holds in the file;
 								 * 0: keys built again from the tuples */
 	int			thread_fd;		/* the fill task's descriptor of the file,
 								 * or -1: the backend reads */
-	off_t		file_size;		/* the file's, for the fill task */
+	off_t		extent_end;		/* where the first extent ends, for the
+								 * fill task */
 	Size		thread_read;	/* bytes the task read, to be counted */
 	int			read_errno;		/* the task's read failed: an errno, or
 								 * RUN_FILE_EOF */
@@ -458,9 +459,9 @@ input_parse(WindowMerge *wm, WindowInput *in)
 
 /*
  * Read in's run into the room left in its read buffer, from the run's next
- * file where one ends; a file read to its end goes at once (its descriptor for
- * the fill task too).  A record larger than the read buffer grows it.  The
- * backend's part of the fill: what the task left.
+ * extent where one ends; an extent read to its end is given back at once.
+ * A record larger than the read buffer grows it.  The backend's part of
+ * the fill: what the task left.
  */
 static void
 input_fill(SortRuns *runs, WindowMerge *wm, WindowInput *in)
@@ -468,21 +469,20 @@ input_fill(SortRuns *runs, WindowMerge *wm, WindowInput *in)
 	while (!in->all_read)
 	{
 		SortedRun  *run = in->run;
-		RunFile    *file = &run->files[in->file_index];
+		RunExtent  *extent = &run->extents[0];
 		Size		more;
 
-		if (in->read_pos == file->size)
+		if (in->read_pos == extent->offset + extent->len)
 		{
-			run_file_release_thread_fd(in->thread_fd);
-			in->thread_fd = -1;
-			runs_close_run_file(runs, file);
-			if (in->file_index + 1 >= run->nfiles)
+			runs_release(runs, run, extent->len);
+			if (run->nextents == 0)
 			{
+				run_file_release_thread_fd(in->thread_fd);
+				in->thread_fd = -1;
 				in->all_read = true;
 				break;
 			}
-			in->file_index++;
-			in->read_pos = 0;
+			in->read_pos = run->extents[0].offset;
 			continue;
 		}
 		if (in->readbuf_end == in->readbuf_size)
@@ -495,8 +495,8 @@ input_fill(SortRuns *runs, WindowMerge *wm, WindowInput *in)
 			in->readbuf = repalloc_huge(in->readbuf, in->readbuf_size);
 		}
 		more = Min(in->readbuf_size - in->readbuf_end,
-				   (Size) (file->size - in->read_pos));
-		run_file_read(file, in->read_pos, in->readbuf + in->readbuf_end, more);
+				   (Size) (extent->offset + extent->len - in->read_pos));
+		run_file_read(runs_file(runs), in->read_pos, in->readbuf + in->readbuf_end, more);
 		in->read_pos += more;
 		in->readbuf_end += more;
 	}
@@ -557,11 +557,11 @@ fill_inputs(void *state, void *arg, size_t from, size_t to)
 		input_drop_taken(wm, in);
 		if (in->run == NULL)
 			continue;
-		if (in->thread_fd >= 0 && in->read_pos < in->file_size &&
+		if (in->thread_fd >= 0 && in->read_pos < in->extent_end &&
 			in->readbuf_end < in->readbuf_size)
 		{
 			Size		more = Min(in->readbuf_size - in->readbuf_end,
-								   (Size) (in->file_size - in->read_pos));
+								   (Size) (in->extent_end - in->read_pos));
 
 			in->read_errno = run_file_pread(in->thread_fd, in->read_pos,
 											in->readbuf + in->readbuf_end, more);
@@ -614,11 +614,12 @@ window_fill_start(SortRuns *runs, WindowMerge *wm)
 	{
 		WindowInput *in = &wm->inputs[j];
 
-		if (in->run == NULL || in->all_read || in->thread_fd >= 0)
+		if (in->run == NULL || in->all_read)
 			continue;
 		/* -1 where no descriptor is to spare: the backend reads then */
-		in->thread_fd = run_file_thread_fd(&in->run->files[in->file_index]);
-		in->file_size = in->run->files[in->file_index].size;
+		if (in->thread_fd < 0)
+			in->thread_fd = run_file_thread_fd(runs_file(runs));
+		in->extent_end = in->run->extents[0].offset + in->run->extents[0].len;
 	}
 	for (int j = 0; j < wm->ninputs; j++)
 		threadpool_submit(wm->pool, wm->fill_group, fill_inputs, wm, j, j + 1);
@@ -645,7 +646,7 @@ window_fill_finish(SortRuns *runs, WindowMerge *wm)
 		run_file_note_read(in->thread_read);
 		in->thread_read = 0;
 		if (in->read_errno != 0)
-			run_file_read_error(&in->run->files[in->file_index], in->read_errno);
+			run_file_read_error(runs_file(runs), in->read_errno);
 		input_fill(runs, wm, in);
 		for (size_t from = in->nkeyed; from < in->nrec; from += WINDOW_KEY_SLICE)
 		{
@@ -844,7 +845,7 @@ window_forget(void *arg)
  * A merge of the final merge's inputs in windows, or NULL where it does not
  * apply: the keys of some input do not decide the order, there are no pool
  * threads, or the merge memory is too small for read buffers worth a window.
- * Its inputs are the runs in files (runs_pending) and last, the batch held in
+ * Its inputs are the runs on disk (runs_pending) and last, the batch held in
  * memory.
  */
 WindowMerge *
@@ -937,7 +938,9 @@ window_merge_start(SortRuns *runs, SortBatch *last, Size merge_memory)
 		in->rec_off = MemoryContextAlloc(cxt, sizeof(Size) * in->rec_cap);
 		in->rec_off[0] = 0;
 		in->keys = MemoryContextAlloc(cxt, sizeof(uint64) * key_words * in->rec_cap);
-		in->all_read = (in->run->nfiles == 0);
+		in->all_read = (in->run->nextents == 0);
+		if (!in->all_read)
+			in->read_pos = in->run->extents[0].offset;
 	}
 	if (nmem)
 	{
@@ -987,8 +990,8 @@ window_merge_threads(WindowMerge *wm)
 
 /*
  * End the window merge: its memory goes, and with it the threads' tasks
- * and descriptors (window_forget).  The runs' files are the storage's:
- * those not read to their end go at runs_end.
+ * and descriptors (window_forget).  The runs' file is the storage's: what
+ * runs not read to their end hold goes at runs_end.
  */
 void
 window_merge_close(WindowMerge *wm)

@@ -1,22 +1,22 @@
 /*-------------------------------------------------------------------------
  *
  * run_read.c
- *	  The run reader: a sorted run's records read back from its files, one
+ *	  The run reader: a sorted run's records read back from its extents, one
  *	  at a time, for the merges above (run_merge.c), which call
  *	  run_read_start, run_read_next and run_read_end.
  *
- * A run is read front to back, a read buffer's worth of its files at a time
- * (run_file.c), and each record is decoded out of the read buffer
+ * A run is read front to back, a read buffer's worth of its extents at a
+ * time (run_file.c), and each record is decoded out of the read buffer
  * (run_format.h) into a buffer of the reader's, where its tuple gets back its
  * length and alignment.  A run carries generic keys in its file; fixed keys
  * are built again from each tuple as it is read (key_encode_words or
  * key_encode_tuple, with the layout as it is at the end, which has seen every
- * tuple: runs_rebuild_keys), so that runs take Sort's space.  Each file of the
- * run goes as soon as it has been read to its end, so that a merge does not
- * hold the disk its inputs gave up.
+ * tuple: runs_rebuild_keys), so that runs take Sort's space.  The space read
+ * is given back at once (runs_release), so that a merge pass writes its
+ * output where its inputs were, as logtape.c's tapes recycle their blocks.
  *
  * The final merge in the pool threads (run_merge_window.c) reads the runs'
- * files itself, in its threads, a window at a time; every other merge
+ * file itself, in its threads, a window at a time; every other merge
  * reads through here.
  *
  *-------------------------------------------------------------------------
@@ -29,7 +29,7 @@
 #include "runs/run_internal.h"
 
 /*
- * Set up rd to read run's files buffer_size bytes at a time;
+ * Set up rd to read run's extents buffer_size bytes at a time;
  * the read buffer and the record buffer live in cxt.
  */
 void
@@ -39,8 +39,6 @@ run_read_start(SortRuns *runs, RunReader *rd, SortedRun *run,
 	memset(rd, 0, sizeof(RunReader));
 	rd->cxt = cxt;
 	rd->run = run;
-	rd->file = &run->files[0];
-	rd->read_pos = 0;
 	rd->remaining = run->ntuples;
 	rd->key_words = run->key_words;
 	rd->layout_version = run->layout_version;
@@ -65,7 +63,7 @@ run_read_start(SortRuns *runs, RunReader *rd, SortedRun *run,
 /*
  * Make sure rd's read buffer holds the next `need` bytes of its run unparsed,
  * reading more (and keeping the bytes not parsed yet) as needed, from the
- * run's next file where one ends.  A file read to its end goes at once.
+ * run's next extent where one ends.  The space read is given back at once.
  */
 static void
 read_fill(SortRuns *runs, RunReader *rd, Size need)
@@ -91,23 +89,17 @@ read_fill(SortRuns *runs, RunReader *rd, Size need)
 	rd->readbuf_end = have;
 	while (rd->readbuf_end < need)
 	{
-		if (rd->read_pos == rd->file->size)
-		{
-			if (rd->file + 1 >= rd->run->files + rd->run->nfiles)
-				ereport(ERROR,
-						(errcode(ERRCODE_DATA_CORRUPTED),
-						 errmsg("gpusort: unexpected end of data in a temporary file")));
-			rd->file++;
-			rd->read_pos = 0;
-			continue;
-		}
-		more = Min(rd->readbuf_size - rd->readbuf_end,
-				   (Size) (rd->file->size - rd->read_pos));
-		run_file_read(rd->file, rd->read_pos, rd->readbuf + rd->readbuf_end, more);
-		rd->read_pos += more;
+		RunExtent  *next;
+
+		if (rd->run->nextents == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("gpusort: unexpected end of data in a temporary file")));
+		next = &rd->run->extents[0];
+		more = Min(rd->readbuf_size - rd->readbuf_end, (Size) next->len);
+		run_file_read(runs_file(runs), next->offset, rd->readbuf + rd->readbuf_end, more);
 		rd->readbuf_end += more;
-		if (rd->read_pos == rd->file->size)
-			runs_close_run_file(runs, rd->file);
+		runs_release(runs, rd->run, more);
 	}
 }
 
@@ -155,13 +147,13 @@ run_read_next(SortRuns *runs, RunReader *rd)
 }
 
 /*
- * The reader is done with its run: the run's files that are still open go,
- * and so does the read buffer.  Again is harmless.
+ * The reader is done with its run: what is left of the run's space is given
+ * back, and the read buffer goes.  Again is harmless.
  */
 void
 run_read_end(SortRuns *runs, RunReader *rd)
 {
-	runs_close_run(runs, rd->run);
+	runs_release_run(runs, rd->run);
 	if (rd->readbuf)
 		pfree(rd->readbuf);
 	rd->readbuf = NULL;

@@ -7,10 +7,11 @@
  *
  * When a sort's input outgrows the memory it may hold, each full batch is
  * sorted (batch_sort.c) and written here as a *run*: its tuples in sorted
- * order, in the record format of run_format.h, in a temporary file of
- * PostgreSQL's own (run_file.c), so that temp_tablespaces,
- * temp_file_limit, log_temp_files and the removal of temporary files at
- * the end of a transaction behave as they do for Sort.  A record carries
+ * order, in the record format of run_format.h, in extents of the temporary
+ * file of PostgreSQL's own that the sort's runs share (run_file.c), so that
+ * temp_tablespaces, temp_file_limit, log_temp_files and the removal of
+ * temporary files at the end of a transaction behave as they do for Sort.
+ * A record carries
  * the key the engine sorted only where the layout is generic: a fixed key
  * is built again from the tuple as the run is read (runs_rebuild_keys, in
  * run.c), and a key that cannot decide a merge is not written at all.  The
@@ -33,7 +34,10 @@
  * The last batch is not written: it stays in memory and is one input of
  * the final merge.  A merge pass (run_merge.c) writes its output record by
  * record through the same buffer (runs_begin_run, runs_append_record,
- * runs_end_run), in segments of files.
+ * runs_end_run), into the space its inputs gave back as they were read.
+ * But for a run written behind, whose threads need its extent whole before
+ * they start, a run is written in pieces of the file taken as the last
+ * fills (run_file_take), and a record may lie across two.
  *
  *-------------------------------------------------------------------------
  */
@@ -48,38 +52,92 @@
 #include "support/threadpool.h"
 
 /*
- * A run written record by record is cut into about RUN_SEGMENTS files of
- * at least RUN_SEGMENT_MIN bytes each: see runs_begin_run.
+ * The most a piece of the file taken for the backend's writes holds: the
+ * space a merge's inputs give back is taken again as soon as the piece is
+ * full, so that a larger one would grow the file ahead of them.
  */
-#define RUN_SEGMENTS		32
-#define RUN_SEGMENT_MIN		((off_t) 32 * BLCKSZ)
+#define RUN_PIECE_BYTES		((off_t) 32 * BLCKSZ)
 
-/* Write the buffer's records to the run's file. */
+/* The run's bytes now go on to len bytes at offset of its file. */
 static void
-run_output_flush(RunOutput *out)
+run_add_extent(SortRuns *runs, SortedRun *run, off_t offset, off_t len)
+{
+	RunExtent  *last = run->nextents > 0 ? &run->extents[run->nextents - 1] : NULL;
+
+	if (last && last->offset + last->len == offset)
+	{
+		last->len += len;
+		return;
+	}
+	if (run->nextents == run->maxextents)
+	{
+		run->maxextents = Max(run->maxextents * 2, 4);
+		if (run->extents)
+			run->extents = repalloc(run->extents, sizeof(RunExtent) * run->maxextents);
+		else
+			run->extents = MemoryContextAlloc(runs->cxt,
+											  sizeof(RunExtent) * run->maxextents);
+	}
+	run->extents[run->nextents].offset = offset;
+	run->extents[run->nextents].len = len;
+	run->nextents++;
+}
+
+/* Write len bytes at the run's end, in pieces of the file taken as needed. */
+static void
+run_output_write(SortRuns *runs, RunOutput *out, const char *data, Size len)
+{
+	while (len > 0)
+	{
+		Size		n;
+
+		if (out->piece_left == 0)
+			out->piece = run_file_take(out->file, RUN_PIECE_BYTES, &out->piece_left);
+		n = Min(len, (Size) out->piece_left);
+		run_file_write(out->file, out->piece, data, n);
+		run_add_extent(runs, out->run, out->piece, n);
+		out->piece += n;
+		out->piece_left -= n;
+		data += n;
+		len -= n;
+	}
+}
+
+/* Write the buffer's records to the run. */
+static void
+run_output_flush(SortRuns *runs, RunOutput *out)
 {
 	if (out->used > 0)
-		run_file_append(out->file, out->buf, out->used);
+		run_output_write(runs, out, out->buf, out->used);
 	out->used = 0;
+}
+
+/* The run is written: the rest of its last piece is given back. */
+static void
+run_output_end(SortRuns *runs, RunOutput *out)
+{
+	run_output_flush(runs, out);
+	run_file_release(out->file, out->piece, out->piece_left);
+	out->piece_left = 0;
 }
 
 /* Append one record to the run through the buffer. */
 static void
-run_output_record(RunOutput *out, int key_words, const uint64 *key,
-				  MinimalTuple tuple)
+run_output_record(SortRuns *runs, RunOutput *out, int key_words,
+				  const uint64 *key, MinimalTuple tuple)
 {
 	Size		key_bytes = key_words * sizeof(uint64);
 	Size		need = run_record_bytes(tuple, key_bytes);
 
 	if (out->used + need > RUN_WRITE_BUFFER)
 	{
-		run_output_flush(out);
+		run_output_flush(runs, out);
 		if (need > RUN_WRITE_BUFFER)
 		{
 			/* a record larger than the buffer: its tuple goes directly */
 			out->used = run_record_put_head(out->buf, key, key_bytes, tuple);
-			run_output_flush(out);
-			run_file_append(out->file, RUN_TUPLE_DATA(tuple), RUN_TUPLE_BYTES(tuple));
+			run_output_flush(runs, out);
+			run_output_write(runs, out, RUN_TUPLE_DATA(tuple), RUN_TUPLE_BYTES(tuple));
 			return;
 		}
 	}
@@ -93,7 +151,7 @@ run_output_record(RunOutput *out, int key_words, const uint64 *key,
  * memory at every record.  Instead, slices of SPILL_SLICE_RECORDS records
  * are serialized into a buffer by the threads (the sizes first, then the
  * bytes at their offsets), while the backend writes the previous slice's
- * buffer to the run's file.
+ * buffer to the runs' file.
  */
 #define SPILL_SLICE_RECORDS		((size_t) 64 * 1024)
 #define SPILL_TASK_RECORDS		((size_t) 4 * 1024)
@@ -189,7 +247,8 @@ spill_forget(void *arg)
 }
 
 static void
-write_batch_in_threads(SortBatch *batch, RunFile *file, int key_words)
+write_batch_in_threads(SortRuns *runs, SortBatch *batch, RunOutput *out,
+					   int key_words)
 {
 	MemoryContext cxt = AllocSetContextCreate(batch->cxt, "GpuSort spill",
 											  ALLOCSET_DEFAULT_SIZES);
@@ -231,7 +290,7 @@ write_batch_in_threads(SortBatch *batch, RunFile *file, int key_words)
 		{
 			threadpool_wait(batch->pool, groups[1 - cur]);
 			CHECK_FOR_INTERRUPTS();
-			run_file_append(file, prev->buf, prev->offsets[prev->n]);
+			run_output_write(runs, out, prev->buf, prev->offsets[prev->n]);
 		}
 		pending = started;
 		cur = 1 - cur;
@@ -272,7 +331,7 @@ struct RunWriter
 	MinimalTuple *sorted;
 	const uint64 *keys;
 	int			key_words;
-	RunFile    *file;			/* the run's file ... */
+	RunFile    *file;			/* the runs' file ... */
 	int			fd;				/* ... the threads' descriptor of it, or -1 */
 	int			nparts;
 	RunWriterPart parts[RUN_WRITER_PARTS];
@@ -399,7 +458,7 @@ start_write_behind(SortRuns *runs, SortBatch *batch, SortedRun *run, int key_wor
 	if (batch->pool == NULL || threadpool_count(batch->pool) == 0)
 		return false;
 	w = MemoryContextAllocZero(batch->cxt, sizeof(RunWriter));
-	w->file = &run->files[0];
+	w->file = &runs->file;
 	w->fd = run_file_thread_fd(w->file);
 	if (w->fd < 0)
 		return false;
@@ -421,7 +480,9 @@ start_write_behind(SortRuns *runs, SortBatch *batch, SortedRun *run, int key_wor
 	threadpool_parallel_for(batch->pool, measure_parts, w, w->nparts, 1);
 	for (int p = 0; p < w->nparts; p++)
 		total += w->parts[p].bytes;
-	offset = run_file_reserve(&run->files[0], total);
+	offset = run_file_reserve(&runs->file, total);
+	if (total > 0)
+		run_add_extent(runs, run, offset, total);
 	for (int p = 0; p < w->nparts; p++)
 	{
 		w->parts[p].offset = offset;
@@ -472,32 +533,34 @@ runs_write_batch(SortRuns *runs, SortBatch *batch, bool behind)
 
 	/* an injected fault: with a run written behind, while the threads write */
 	gpusort_fault_point(GPUSORT_PHASE_SPILL);
-	if (written_behind)
-		;
-	else if (batch->pool && threadpool_count(batch->pool) > 0 &&
-			 batch->ntuples >= 2 * SPILL_SLICE_RECORDS)
-		write_batch_in_threads(batch, &run->files[0], key_words);
-	else
+	if (!written_behind)
 	{
-		RunOutput	out = {&run->files[0], MemoryContextAlloc(batch->cxt, RUN_WRITE_BUFFER), 0};
+		RunOutput	out = {&runs->file, run, 0, 0, NULL, 0};
 
-		for (size_t i = 0; i < batch->ntuples; i++)
+		if (batch->pool && threadpool_count(batch->pool) > 0 &&
+			batch->ntuples >= 2 * SPILL_SLICE_RECORDS)
+			write_batch_in_threads(runs, batch, &out, key_words);
+		else
 		{
-			if (i % RECORDS_PER_INTERRUPT_CHECK == 0)
-				CHECK_FOR_INTERRUPTS();
-			if (i + 16 < batch->ntuples)
-				gs_prefetch(batch->sorted[i + 16]);
-			run_output_record(&out, key_words,
-							  key_words ? batch->sorted_keys + i * key_words : NULL,
-							  batch->sorted[i]);
+			out.buf = MemoryContextAlloc(batch->cxt, RUN_WRITE_BUFFER);
+			for (size_t i = 0; i < batch->ntuples; i++)
+			{
+				if (i % RECORDS_PER_INTERRUPT_CHECK == 0)
+					CHECK_FOR_INTERRUPTS();
+				if (i + 16 < batch->ntuples)
+					gs_prefetch(batch->sorted[i + 16]);
+				run_output_record(runs, &out, key_words,
+								  key_words ? batch->sorted_keys + i * key_words : NULL,
+								  batch->sorted[i]);
+			}
 		}
-		run_output_flush(&out);
-		pfree(out.buf);
+		run_output_end(runs, &out);
+		if (out.buf)
+			pfree(out.buf);
 	}
 	runs->runs_written++;
 	if (written_behind)
 		runs->runs_behind++;
-	runs->disk_bytes += run->files[0].size;
 	runs_note_disk_use(runs);
 	return written_behind;
 }
@@ -532,54 +595,31 @@ runs_finish_write(SortRuns *runs)
 }
 
 
-/* Start the next file of the run written record by record. */
-static void
-output_next_file(SortRuns *runs)
-{
-	SortedRun  *out = &runs->output_run;
-
-	if (out->nfiles == runs->output_maxfiles)
-	{
-		runs->output_maxfiles *= 2;
-		out->files = repalloc(out->files,
-							  sizeof(RunFile) * runs->output_maxfiles);
-	}
-	run_file_create(&out->files[out->nfiles]);
-	out->nfiles++;
-}
-
 /*
  * Begin a run written record by record, of expected_bytes or so, with the
  * keys of like (its key_words, layout_version, keys_order and exact): a
- * merge pass's output.  Until runs_end_run it is the set's output_run, so
- * that its disk is counted and runs_end closes its files after an error.
- *
- * The run is written in files of a RUN_SEGMENTS-th of it or so, each begun
- * at a record.  The next merge, which reads it, then gives back its disk a
- * file at a time, as its merge grows: a merge's inputs and output together
- * take little more than the inputs did.  In one file, the next pass would
- * hold each input whole until its end, and the disk at its peak would be
- * all the rows plus the largest merge's output: a sixth of the rows more,
- * or more, in the last pass before the final merge.  logtape.c reaches the
- * same end by recycling the blocks it has read.
+ * merge pass's output.  Until runs_end_run it is the set's output_run.  Its
+ * records go into the space that the merge's inputs give back as they are
+ * read, a piece at a time, so that a merge's inputs and output together
+ * take little more than the inputs did, as logtape.c's tapes, which recycle
+ * the blocks they have read.
  */
 void
 runs_begin_run(SortRuns *runs, const SortedRun *like, off_t expected_bytes)
 {
 	SortedRun  *out = &runs->output_run;
 
-	Assert(out->nfiles == 0);
+	Assert(runs->output.buf == NULL);
+	memset(out, 0, sizeof(SortedRun));
+	runs->output.file = &runs->file;
+	runs->output.run = out;
+	runs->output.piece = 0;
+	runs->output.piece_left = 0;
 	runs->output.buf = MemoryContextAlloc(runs->cxt, RUN_WRITE_BUFFER);
 	runs->output.used = 0;
-	runs->output_file_bytes = Max(RUN_SEGMENT_MIN,
-								  expected_bytes / RUN_SEGMENTS);
-	runs->output_maxfiles = RUN_SEGMENTS + 1;
-	out->files = MemoryContextAlloc(runs->cxt,
-									sizeof(RunFile) * runs->output_maxfiles);
-	out->nfiles = 0;
-	output_next_file(runs);
-	runs->output.file = &out->files[0];
-	out->ntuples = 0;
+	/* a run of one extent at the least, as its inputs' bytes and pieces */
+	out->maxextents = Max(4, (int) Min(expected_bytes / RUN_PIECE_BYTES + 1, 1024));
+	out->extents = MemoryContextAlloc(runs->cxt, sizeof(RunExtent) * out->maxextents);
 	out->key_words = like->key_words;
 	out->layout_version = like->layout_version;
 	out->keys_order = like->keys_order;
@@ -589,25 +629,13 @@ runs_begin_run(SortRuns *runs, const SortedRun *like, off_t expected_bytes)
 
 /*
  * Append a record, tuple and its key (of the run's key_words), to the run
- * written record by record; a file of it that is full goes into the disk
- * counted first.
+ * written record by record.
  */
 void
 runs_append_record(SortRuns *runs, const uint64 *key, MinimalTuple tuple)
 {
-	RunOutput  *output = &runs->output;
-	SortedRun  *out = &runs->output_run;
-
-	if (output->file->size + (off_t) output->used >= runs->output_file_bytes)
-	{
-		run_output_flush(output);
-		runs->disk_bytes += output->file->size;
-		output_next_file(runs);
-		output->file = &out->files[out->nfiles - 1];
-		runs_note_disk_use(runs);
-	}
-	run_output_record(output, runs->output_key_words, key, tuple);
-	out->ntuples++;
+	run_output_record(runs, &runs->output, runs->output_key_words, key, tuple);
+	runs->output_run.ntuples++;
 }
 
 /* End the run written record by record; it is returned, for the caller. */
@@ -616,14 +644,13 @@ runs_end_run(SortRuns *runs)
 {
 	SortedRun	out;
 
-	run_output_flush(&runs->output);
-	runs->disk_bytes += runs->output.file->size;
+	run_output_end(runs, &runs->output);
 	out = runs->output_run;
-	runs->output_run.files = NULL;
-	runs->output_run.nfiles = 0;
+	memset(&runs->output_run, 0, sizeof(SortedRun));
 	pfree(runs->output.buf);
 	runs->output.buf = NULL;
 	runs->output.file = NULL;
+	runs->output.run = NULL;
 	runs_note_disk_use(runs);
 	return out;
 }

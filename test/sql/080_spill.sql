@@ -121,16 +121,16 @@ SELECT cursor_log('SELECT k, id FROM gs_fb WHERE id <= 50000 ORDER BY k, id',
                          'MOVE RELATIVE -10', 'FETCH 2', 'FETCH ABSOLUTE 1', 'FETCH PRIOR', 'FETCH NEXT',
                          'MOVE LAST', 'FETCH NEXT', 'FETCH PRIOR']) AS gpusort_spilled;
 
--- the final merge removes a run's file as soon as it has read the run to
--- its end: the rows lie in id order, so each run holds ids of its own, and
--- three quarters through a NO SCROLL cursor the first runs' files are gone
+-- a sort's runs share one temporary file, as Sort's tapes share one: the
+-- tens of runs of this cursor's sort (counted below, by spill_stats) are one
+-- file as its final merge begins and three quarters through it
 BEGIN;
 DECLARE gs_part NO SCROLL CURSOR FOR SELECT id, s FROM gs_fb ORDER BY id;
 FETCH 1 FROM gs_part;
 SELECT count(*) AS files_at_first_row FROM pg_ls_tmpdir() \gset
 MOVE 150000 IN gs_part;
 SELECT count(*) AS files_later FROM pg_ls_tmpdir() \gset
-SELECT :files_at_first_row > 0 AS runs_on_disk, :files_later < :files_at_first_row AS read_runs_removed;
+SELECT :files_at_first_row = 1 AS runs_in_one_file, :files_later = 1 AS still_one_file;
 FETCH 1 FROM gs_part;
 COMMIT;
 
@@ -156,7 +156,8 @@ SELECT gs_check('SELECT z, k, id FROM (SELECT * FROM gs_wm ORDER BY z, k OFFSET 
 DROP TABLE gs_wm;
 -- eight runs at 1MB, one more than a merge of 1MB's merge memory takes
 -- beside the batch in memory: a pass merges two of them, no more, into a
--- run of many files, which the final merge reads across, file after file
+-- run of many extents of the space they gave back, which the final merge
+-- reads across, extent after extent
 SET gpusort.max_memory = '1MB';
 SET gpusort.write_behind = off;
 SELECT * FROM analyze_lines('SELECT k, id, s FROM gs_fb WHERE id <= 85000 ORDER BY k, id',
@@ -184,6 +185,9 @@ BEGIN
            n ->> 'Sort Engine', n ->> 'Fallback', coalesce((n ->> 'Runs Written Behind')::int, 0)
       FROM jsonb_path_query(j, 'strict $.**? (@."Custom Plan Provider" == "GpuSort")') n;
 END $$;
+
+-- the runs of the cursor's sort above, which lay in one file
+SELECT runs > 10 AS many_runs FROM spill_stats('SELECT id, s FROM gs_fb ORDER BY id');
 
 -- tens of runs, merged in several passes, on every engine, which all
 -- leave the keys at 1MB

@@ -5,7 +5,7 @@
 # Checked:
 #  1. the result equals PostgreSQL's Sort, forward and through a SCROLL
 #     cursor read backwards;
-#  2. log_temp_files logs the runs' files, and temp_tablespaces puts them
+#  2. log_temp_files logs the runs' one file, and temp_tablespaces puts it
 #     in the chosen tablespace;
 #  3. temp_file_limit stops the sort with PostgreSQL's own error, and its
 #     files are gone afterwards;
@@ -128,7 +128,9 @@ my $offset = -s $node->logfile;
 $node->safe_psql('postgres', "SET temp_tablespaces = gs_temp; $query");
 my $log = slurp_file($node->logfile, $offset);
 my $logged = () = $log =~ /temporary file: path "pg_tblspc\/\d+\/[^"]*pgsql_tmp/g;
-cmp_ok($logged, '>', 0, "log_temp_files logged the runs' files, in the temp tablespace ($logged)");
+my $all_logged = () = $log =~ /temporary file: path/g;
+is($logged, 1, "log_temp_files logged the runs' file, in the temp tablespace");
+is($all_logged, 1, 'the tens of runs were one temporary file, as Sort\'s tapes are');
 is(temp_files(), 0, 'no temporary file after the sort');
 
 # 3. temp_file_limit
