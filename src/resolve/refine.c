@@ -2,7 +2,8 @@
  *
  * refine.c
  *	  After the prefix sort of a generic layout: refining ranges of equal
- *	  prefixes on the following key bytes (gpusort_refine), and the
+ *	  prefixes on the following key bytes, or, under a leading key,
+ *	  sorting the small ones by the collation (gpusort_refine), and the
  *	  collation check of libc order (gpusort_check_collation); batch_sort.c
  *	  calls both.
  *
@@ -25,6 +26,16 @@
  * keys_build.c), and those left after MAX_REFINE_ROUNDS, go to the
  * comparator pass (resolve.c), as do ranges of equal full keys when
  * the full key stops before the last ORDER BY column.
+ *
+ * A leading key (keys.h) holds only the fixed-width columns before a
+ * collation's text, exact: its ranges of equal prefixes are records equal
+ * on those columns, and the text's keys are built from the start of its
+ * bytes in the full key.  Only ranges of LEADING_KEYED_MIN_RECORDS records
+ * or more are refined; the smaller ones are sorted, each on its own, in
+ * the pool threads by the comparison that the collation check makes (the
+ * collation sort), which is PostgreSQL's order already: the check then
+ * checks the pairs of the refined ranges alone, the leading columns'
+ * exact keys deciding the pairs between ranges.
  *
  * libc collations: keys hold strxfrm's output, and PostgreSQL does not
  * trust glibc's strxfrm to agree with strcoll.  So every adjacent pair of
