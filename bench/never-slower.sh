@@ -12,10 +12,13 @@
 #            plan is Sort's ("Sort" in the engine column); with
 #            gpusort.keyless_sorts = on GpuSort's comparators order it, for
 #            the record;
-#   multi    ROWS_MULTI (default 2000000) rows of (k int8 with ROWS_MULTI/10
-#            distinct values, t md5 text), ORDER BY k, t in the database's
-#            collation (en_US.UTF-8 where the server has it).
-# SHAPES (default "budget keyless multi") picks among them.
+#   multi    ROWS_MULTI (default 2000000) rows of (k int8 with KEYS_MULTI
+#            distinct values, default ROWS_MULTI/10, t md5 text), ORDER BY
+#            k, t in the database's collation (en_US.UTF-8 where the server
+#            has it), and the same rows ORDER BY b, t, b a boolean (two tie
+#            ranges of a million rows), at MULTI_BUDGET (default 1GB, where
+#            both sorts hold their rows in memory).
+# SHAPES (default "budget keyless multi") picks the shapes to run.
 # Each statement runs RUNS times (default 3), Sort and GpuSort in turn, each
 # on a new connection (a fresh session: its start-up included, as for a
 # short-lived client); the table gives the medians, their ratio, what each
@@ -29,8 +32,10 @@ runs=${1:-3}
 rows_text=${ROWS_TEXT:-1000000}
 rows_types=${ROWS_TYPES:-300000}
 rows_multi=${ROWS_MULTI:-2000000}
+keys_multi=${KEYS_MULTI:-$((rows_multi / 10))}
+multi_budget=${MULTI_BUDGET:-1GB}
+shapes=${SHAPES:-budget keyless multi}
 budgets=${BUDGETS:-64kB 1MB 4MB 16MB 256MB}
-shapes=" ${SHAPES:-budget keyless multi} "
 psql -X -q -v ON_ERROR_STOP=1 <<SQL
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS gpusort;
@@ -44,7 +49,8 @@ CREATE TABLE ns_types AS
          (md5(g::text))::citext AS c
   FROM generate_series(1, $rows_types) g;
 CREATE TABLE ns_multi AS
-  SELECT (hashint4(g) % ($rows_multi / 10))::int8 AS k, md5(g::text) AS t
+  SELECT (hashint4(g) % $keys_multi)::int8 AS k, hashint4(g * 3) % 2 = 0 AS b,
+         md5(g::text) AS t
   FROM generate_series(1, $rows_multi) g;
 VACUUM ANALYZE ns_text, ns_types, ns_multi;
 SQL
@@ -87,20 +93,21 @@ print("samples %s %s %s: native %s; gpusort %s" % (shape, query, budget, s["nati
 ' "$shape" "${query% OFFSET*}" "$budget" "$native_wrote" "$gpu_wrote" "$how"
 }
 
-if [[ $shapes == *" budget "* ]]; then
+case " $shapes " in *" budget "*)
   for budget in $budgets; do
     measure budget "$budget" "" "SELECT * FROM ns_text ORDER BY t OFFSET $rows_text"
-  done
-fi
-if [[ $shapes == *" keyless "* ]]; then
+  done;;
+esac
+case " $shapes " in *" keyless "*)
   for col in r ia j c; do
     measure keyless 64MB "" "SELECT * FROM ns_types ORDER BY $col OFFSET $rows_types"
   done
   for col in r c; do
     measure keyless 64MB "SET gpusort.keyless_sorts = on;" "SELECT * FROM ns_types ORDER BY $col OFFSET $rows_types"
-  done
-fi
-if [[ $shapes == *" multi "* ]]; then
-  measure multi 256MB "" "SELECT * FROM ns_multi ORDER BY k, t OFFSET $rows_multi"
-fi
+  done;;
+esac
+case " $shapes " in *" multi "*)
+  measure multi "$multi_budget" "" "SELECT k, t FROM ns_multi ORDER BY k, t OFFSET $rows_multi"
+  measure multi "$multi_budget" "" "SELECT b, t FROM ns_multi ORDER BY b, t OFFSET $rows_multi";;
+esac
 psql -X -q -c "DROP TABLE ns_text, ns_types, ns_multi"

@@ -175,7 +175,9 @@ build_record_key(KeyBuildContext *ctx, ChunkBuild *cb, size_t i, bool *for_backe
 		}
 		*state = INPUTS_STORED;
 	}
-	if (!key_build_span(ctx, values, isnull, 0, cb->key_bytes, bytes, &ended))
+	if (cb->layout->lead_cols > 0 ?
+		!key_build_lead(ctx, values, isnull, cb->key_bytes, bytes) :
+		!key_build_span(ctx, values, isnull, 0, cb->key_bytes, bytes, &ended))
 		return false;
 	key_bytes_to_words(bytes, cb->key_words,
 					   cb->keys + (i - cb->first) * cb->key_words);

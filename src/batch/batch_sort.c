@@ -123,6 +123,7 @@ resolve_order(SortBatch *batch, uint32 *perm)
 	stats->refine_rounds += rc.rounds;
 	stats->refined += rc.refined;
 	stats->refined_on_gpu |= rc.rounds_on_gpu;
+	stats->collated += rc.collated;
 	stats->checked_pairs += rc.checked_pairs;
 	stats->repaired += rc.repaired;
 	stats->key_build_ms += threadpool_busy_ms(batch->pool);

@@ -167,6 +167,8 @@ gpusort_explain_node(CustomScanState *node, const GpuSortPlanInfo *info,
 									 stats->refined, stats->refine_rounds,
 									 stats->refined_on_gpu ? ", on the GPU" : ""),
 							es);
+	if (stats->collated > 0)
+		ExplainPropertyInteger("Collation Sorted", NULL, stats->collated, es);
 	ExplainPropertyInteger("Resolved by Comparator", NULL, stats->resolved, es);
 	if (stats->checked_pairs > 0)
 	{

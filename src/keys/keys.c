@@ -344,9 +344,52 @@ key_layout_init(KeyLayout *layout, TupleDesc tupdesc, int ncols,
 }
 
 /*
+ * A generic layout whose leading columns have fixed widths, followed by a
+ * text column under a libc or ICU collation, gets a leading key: its
+ * prefix holds those leading columns alone (each a NULL byte and its
+ * value, zeros to the end of the last word), which decide the order
+ * exactly where they differ.  A collation's key costs a strxfrm_l or
+ * ucol_nextSortKeyPart per record, where those leading columns decide
+ * nearly every pair when they have many distinct values (ORDER BY
+ * customer, name): refinement (refine.c) then builds the text's keys only
+ * for the records of large tie ranges, and the comparator pass orders the
+ * small ones, as Sort orders them.  Where the leading columns have few
+ * values (a boolean before a text) every tie range is large, and every
+ * record gets its collation key as it would in a full prefix.  The
+ * collation keys are then built after the input, not while it loads.
+ */
+static void
+place_leading_key(KeyLayout *layout)
+{
+	int			bytes = 0;
+	int			c;
+
+	layout->lead_cols = 0;
+	layout->lead_bytes = 0;
+	for (c = 0; c < layout->full_cols; c++)
+	{
+		const KeyColumn *col = &layout->cols[c];
+
+		if (KEY_KIND_IS_VARWIDTH(col->kind))
+			break;
+		bytes += 1 + col->value_bytes;	/* a generic column's NULL byte */
+	}
+	if (c == 0 || c == layout->full_cols || bytes > layout->max_bytes ||
+		layout->cols[c].kind != KEY_TEXT ||
+		layout->cols[c].collate == COLLATE_BYTES)
+		return;
+	layout->lead_cols = c;
+	layout->lead_bytes = bytes;
+	layout->key_bytes = (bytes + 7) / 8 * 8;
+	layout->key_words = layout->key_bytes / 8;
+	layout->costly_keys = false;
+}
+
+/*
  * Assign byte ranges to the columns, in ORDER BY order, within max_bytes.
- * A generic layout's prefix is always max_bytes wide: the builder fills it
- * with as much of the full key as fits.
+ * A generic layout's prefix is max_bytes wide, the builder filling it with
+ * as much of the full key as fits, or, a leading key, as wide as its
+ * leading columns (place_leading_key).
  */
 void
 key_layout_place(KeyLayout *layout)
@@ -376,6 +419,7 @@ key_layout_place(KeyLayout *layout)
 		layout->key_words = layout->key_bytes / 8;
 		layout->exact_cols = 0;
 		layout->exact = false;
+		place_leading_key(layout);
 		return;
 	}
 
@@ -427,6 +471,15 @@ key_layout_describe(const KeyLayout *layout)
 {
 	if (!layout->generic)
 		return layout->exact ? "exact" : "prefix";
+	if (layout->lead_cols > 0)
+	{
+		if (layout->full_cols < layout->ncols)
+			return layout->libc_checked ?
+				"leading, refined, libc-checked, comparator" :
+				"leading, refined, comparator";
+		return layout->libc_checked ?
+			"leading, refined, libc-checked" : "leading, refined";
+	}
 	if (layout->full_cols < layout->ncols)
 		return layout->libc_checked ?
 			"prefix, refined, libc-checked, comparator" :

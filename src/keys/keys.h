@@ -32,6 +32,12 @@
  *	  (batch_encode.c) keeps each record's key column datums (KeyInputs) and a
  *	  builder that never calls into PostgreSQL turns them into any span of
  *	  the full key, in the backend or in key-building threads (threadpool.c).
+ *	  Where fixed-width columns lead and a collation's text follows them
+ *	  (ORDER BY k, t in a libc or ICU collation), the prefix is a *leading
+ *	  key*: those leading columns' bytes alone, exact, so that the text's
+ *	  collation keys, most of such a sort's cost, are built only for the
+ *	  records of tie ranges large enough to pay for them (refine.c); the
+ *	  comparators order the smaller ones, as Sort does its ties.
  *
  *-------------------------------------------------------------------------
  */
@@ -164,8 +170,14 @@ typedef struct KeyLayout
 	bool		exact;			/* the prefix decides the order alone */
 	bool		libc_checked;	/* a libc collation: the collation check
 								 * follows the sort (Key Kind) */
-	bool		costly_keys;	/* libc or ICU collation keys: build them
-								 * while loading (gpusort.key_overlap) */
+	bool		costly_keys;	/* libc or ICU collation keys in the prefix:
+								 * build them while loading
+								 * (gpusort.key_overlap) */
+	int			lead_cols;		/* > 0: a leading key (key_layout_place):
+								 * the prefix holds these leading columns
+								 * alone, and the later columns' keys are
+								 * built in large tie ranges only (refine.c) */
+	int			lead_bytes;		/* their bytes of the full key */
 	AttrNumber	max_attno;		/* deform the scan tuple up to here */
 	bool		direct;			/* fixed layout whose columns up to max_attno
 								 * all have fixed lengths: keys can be read
@@ -345,7 +357,12 @@ extern bool key_build_stopped(KeyBuildContext *ctx);
 extern bool key_build_span(KeyBuildContext *ctx, const Datum *values,
 							 const bool *isnull, size_t skip, size_t len,
 							 uint8 *out, bool *ended);
-extern bool key_compare_inputs(KeyBuildContext *ctx,
+extern bool key_build_lead(KeyBuildContext *ctx, const Datum *values,
+						   const bool *isnull, size_t len, uint8 *out);
+extern bool key_compare_column(KeyBuildContext *ctx, int c, Datum a,
+							   bool a_isnull, Datum b, bool b_isnull,
+							   int *result);
+extern bool key_compare_inputs(KeyBuildContext *ctx, int first_col,
 							   const Datum *a_values, const bool *a_isnull,
 							   const Datum *b_values, const bool *b_isnull,
 							   int *result);

@@ -48,9 +48,10 @@
  *	  key_build_set_stop_flag and key_build_stopped (its work dropped),
  *	  key_build_error (the message of a failure);
  *	- keys: key_build_span (batch_encode.c, and refine.c for the spans
- *	  after the prefix);
- *	- the records themselves, for refine.c: key_compare_inputs (the libc
- *	  order's check), key_inputs_identical, key_inputs_bytes.
+ *	  after the prefix), key_build_lead (batch_encode.c: a leading key);
+ *	- the records themselves, for refine.c: key_compare_inputs (the
+ *	  collation check), key_compare_column (the collation sort),
+ *	  key_inputs_identical, key_inputs_bytes.
  *
  *-------------------------------------------------------------------------
  */
@@ -689,94 +690,132 @@ key_build_span(KeyBuildContext *ctx, const Datum *values, const bool *isnull,
 }
 
 /*
- * Compare two records on the full key's columns, as PostgreSQL would:
- * libc-collated text with strcoll_l and strcmp to break ties (what
- * varstr_cmp does), every other column by its encoding.  Used to check
- * the sorted order where strxfrm decided it.
+ * A leading key (keys.h): the bytes of the layout's lead_cols leading
+ * columns into out, zero to its len bytes, which hold them all.  False on
+ * an error, described by key_build_error().
  */
 bool
-key_compare_inputs(KeyBuildContext *ctx,
+key_build_lead(KeyBuildContext *ctx, const Datum *values, const bool *isnull,
+			   size_t len, uint8 *out)
+{
+	KeySink		s = {out, 0, len, 0, NULL, 0, false, false, false};
+
+	Assert(ctx->layout->lead_cols > 0 && ctx->layout->lead_bytes <= len);
+	memset(out, 0, len);
+	for (int c = 0; c < ctx->layout->lead_cols; c++)
+	{
+		if (!put_column(ctx, &s, c, values[c], isnull[c]))
+		{
+			if (ctx->error[0] == '\0')
+				strlcpy(ctx->error, "out of memory building keys", sizeof(ctx->error));
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Compare two values of column c as PostgreSQL would: collated text with
+ * strcoll_l or ucol_strcollUTF8 and, for a deterministic collation, the
+ * bytes to break ties (what varstr_cmp does), every other column by its
+ * encoding.  *result is below, at or above zero.
+ */
+bool
+key_compare_column(KeyBuildContext *ctx, int c, Datum a, bool a_isnull,
+				   Datum b, bool b_isnull, int *result)
+{
+	const KeyColumn *col = &ctx->layout->cols[c];
+	int			r;
+
+	*result = 0;
+	if (a_isnull || b_isnull)
+	{
+		if (!(a_isnull && b_isnull))
+			*result = (a_isnull == col->nulls_first) ? -1 : 1;
+		return true;
+	}
+	if (KEY_KIND_IS_VARWIDTH(col->kind) &&
+		key_inputs_identical_column(col, a, b))
+		return true;			/* the same bytes: equal, however long */
+	if (col->kind == KEY_TEXT && col->collate != COLLATE_BYTES)
+	{
+		size_t		alen;
+		size_t		blen;
+		const char *ap = text_bytes(col, a, &alen);
+		const char *bp = text_bytes(col, b, &blen);
+
+		if (col->collate == COLLATE_LIBC)
+		{
+			const char *as = terminated(ctx, 0, ap, alen);
+			const char *bs = terminated(ctx, 1, bp, blen);
+
+			if (as == NULL || bs == NULL)
+				return false;
+			r = strcoll_l(as, bs, col->libc_locale);
+		}
+#ifdef USE_ICU
+		else
+		{
+			/* what PostgreSQL calls: no sort keys of long strings */
+			UErrorCode	status = U_ZERO_ERROR;
+
+			r = ucol_strcollUTF8((UCollator *) ctx->collators[c], ap, (int32_t) alen,
+								 bp, (int32_t) blen, &status);
+			if (U_FAILURE(status))
+			{
+				snprintf(ctx->error, sizeof(ctx->error),
+						 "ICU comparison failed: %s", u_errorName(status));
+				return false;
+			}
+		}
+#endif
+		/* PostgreSQL breaks ties of deterministic collations bytewise */
+		if (r == 0 && col->deterministic)
+		{
+			r = memcmp(ap, bp, Min(alen, blen));
+			if (r == 0)
+				r = (alen > blen) - (alen < blen);
+		}
+		if (col->descending)
+			r = -r;
+	}
+	else
+	{
+		KeySink		sa = {NULL, 0, 0, 0, ctx, 0, false, false, false};
+		KeySink		sb = {NULL, 0, 0, 0, ctx, 1, false, false, false};
+		size_t		n;
+
+		if (!put_column(ctx, &sa, c, a, false) ||
+			!put_column(ctx, &sb, c, b, false))
+			return false;
+		n = Min(sa.pos, sb.pos);
+		r = memcmp(ctx->col_bytes[0], ctx->col_bytes[1], n);
+		if (r == 0)
+			r = (sa.pos > sb.pos) - (sa.pos < sb.pos);
+	}
+	*result = (r > 0) - (r < 0);
+	return true;
+}
+
+/*
+ * Compare two records on the full key's columns from first_col on (those
+ * before it known equal), each as key_compare_column does.  Used to check
+ * the sorted order where strxfrm decided it (refine.c).
+ */
+bool
+key_compare_inputs(KeyBuildContext *ctx, int first_col,
 				   const Datum *a_values, const bool *a_isnull,
 				   const Datum *b_values, const bool *b_isnull,
 				   int *result)
 {
 	*result = 0;
-	for (int c = 0; c < ctx->layout->full_cols; c++)
+	for (int c = first_col; c < ctx->layout->full_cols; c++)
 	{
-		const KeyColumn *col = &ctx->layout->cols[c];
-		int			r;
-
-		if (a_isnull[c] || b_isnull[c])
-		{
-			if (a_isnull[c] && b_isnull[c])
-				continue;
-			*result = (a_isnull[c] == col->nulls_first) ? -1 : 1;
+		if (!key_compare_column(ctx, c, a_values[c], a_isnull[c],
+								b_values[c], b_isnull[c], result))
+			return false;
+		if (*result != 0)
 			return true;
-		}
-		if (KEY_KIND_IS_VARWIDTH(col->kind) &&
-			key_inputs_identical_column(col, a_values[c], b_values[c]))
-			continue;			/* the same bytes: equal, however long */
-		if (col->kind == KEY_TEXT && col->collate != COLLATE_BYTES)
-		{
-			size_t		alen;
-			size_t		blen;
-			const char *ap = text_bytes(col, a_values[c], &alen);
-			const char *bp = text_bytes(col, b_values[c], &blen);
-
-			if (col->collate == COLLATE_LIBC)
-			{
-				const char *as = terminated(ctx, 0, ap, alen);
-				const char *bs = terminated(ctx, 1, bp, blen);
-
-				if (as == NULL || bs == NULL)
-					return false;
-				r = strcoll_l(as, bs, col->libc_locale);
-			}
-#ifdef USE_ICU
-			else
-			{
-				/* what PostgreSQL calls: no sort keys of long strings */
-				UErrorCode	status = U_ZERO_ERROR;
-
-				r = ucol_strcollUTF8((UCollator *) ctx->collators[c], ap, (int32_t) alen,
-									 bp, (int32_t) blen, &status);
-				if (U_FAILURE(status))
-				{
-					snprintf(ctx->error, sizeof(ctx->error),
-							 "ICU comparison failed: %s", u_errorName(status));
-					return false;
-				}
-			}
-#endif
-			/* PostgreSQL breaks ties of deterministic collations bytewise */
-			if (r == 0 && col->deterministic)
-			{
-				r = memcmp(ap, bp, Min(alen, blen));
-				if (r == 0)
-					r = (alen > blen) - (alen < blen);
-			}
-			if (col->descending)
-				r = -r;
-		}
-		else
-		{
-			KeySink		sa = {NULL, 0, 0, 0, ctx, 0, false, false, false};
-			KeySink		sb = {NULL, 0, 0, 0, ctx, 1, false, false, false};
-			size_t		n;
-
-			if (!put_column(ctx, &sa, c, a_values[c], false) ||
-				!put_column(ctx, &sb, c, b_values[c], false))
-				return false;
-			n = Min(sa.pos, sb.pos);
-			r = memcmp(ctx->col_bytes[0], ctx->col_bytes[1], n);
-			if (r == 0)
-				r = (sa.pos > sb.pos) - (sa.pos < sb.pos);
-		}
-		if (r != 0)
-		{
-			*result = (r < 0) ? -1 : 1;
-			return true;
-		}
 	}
 	return true;
 }

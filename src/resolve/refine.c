@@ -2,7 +2,8 @@
  *
  * refine.c
  *	  After the prefix sort of a generic layout: refining ranges of equal
- *	  prefixes on the following key bytes (gpusort_refine), and the
+ *	  prefixes on the following key bytes, or, under a leading key,
+ *	  sorting the small ones by the collation (gpusort_refine), and the
  *	  collation check of libc order (gpusort_check_collation); batch_sort.c
  *	  calls both.
  *
@@ -25,6 +26,16 @@
  * keys_build.c), and those left after MAX_REFINE_ROUNDS, go to the
  * comparator pass (resolve.c), as do ranges of equal full keys when
  * the full key stops before the last ORDER BY column.
+ *
+ * A leading key (keys.h) holds only the fixed-width columns before a
+ * collation's text, exact: its ranges of equal prefixes are records equal
+ * on those columns, and the text's keys are built from the start of its
+ * bytes in the full key.  Only ranges of LEADING_KEYED_MIN_RECORDS records
+ * or more are refined; the smaller ones are sorted, each on its own, in
+ * the pool threads by the comparison that the collation check makes (the
+ * collation sort), which is PostgreSQL's order already: the check then
+ * checks the pairs of the refined ranges alone, the leading columns'
+ * exact keys deciding the pairs between ranges.
  *
  * libc collations: keys hold strxfrm's output, and PostgreSQL does not
  * trust glibc's strxfrm to agree with strcoll.  So every adjacent pair of
@@ -69,6 +80,7 @@
  */
 #define REFINE_MAX_VALUE_BYTES	1024
 #define TASK_GRAIN				2048
+#define COLLATION_SORT_GRAIN	4096	/* records a task of the collation sort */
 
 /* a growing list of ranges */
 typedef struct TieRangeList
@@ -118,7 +130,8 @@ range_settled(RefineContext *rc, TieRangeList *settled, size_t start, size_t len
 
 /*
  * A range of equal keys so far: settled, to refine in the next round, or,
- * for long values, to the comparators.  Under a libc collation, the bound
+ * for long values, to the comparators, from column first_col (the records
+ * are equal on the columns before it).  Under a libc collation, the bound
  * is where keys stop transforming a string (keys_build.c): past it, each
  * round would transform the value's beginning again for 28 more bytes of a
  * key that ends short of the value, where strcoll stops at the first
@@ -126,7 +139,7 @@ range_settled(RefineContext *rc, TieRangeList *settled, size_t start, size_t len
  */
 static void
 classify_range(RefineContext *rc, const uint32 *perm, TieRangeList *settled,
-			 TieRangeList *pending, size_t start, size_t len)
+			   TieRangeList *pending, size_t start, size_t len, int first_col)
 {
 	size_t		max_bytes = rc->layout->libc_checked ?
 		KEY_LIBC_XFRM_MAX_BYTES : REFINE_MAX_VALUE_BYTES;
@@ -135,9 +148,184 @@ classify_range(RefineContext *rc, const uint32 *perm, TieRangeList *settled,
 		range_settled(rc, settled, start, len);
 	else if (key_inputs_bytes(rc->layout, key_inputs_values(rc->inputs, perm[start]),
 							  key_inputs_isnull(rc->inputs, perm[start])) > max_bytes)
-		tie_range_list_add(settled, start, len, 0);
+		tie_range_list_add(settled, start, len, first_col);
 	else
-		tie_range_list_add(pending, start, len, 0);
+		tie_range_list_add(pending, start, len, first_col);
+}
+
+/*
+ * A tie range of a leading key (keys.h): records equal on the leading
+ * columns.  A large one is refined, its records' keys of the later columns
+ * built, sorted and checked; a smaller one is sorted on its own in the
+ * pool threads by the collation's comparison (the collation sort, below),
+ * or, where the full key lacks some columns, goes to the comparator pass.
+ * A refinement round costs its records a key each, a segmented sort of
+ * 32-byte keys and the collation check of their pairs, where a range's
+ * sort costs its records a comparison or two per doubling of its length:
+ * on two CPUs, 2M rows of md5 text under en_US.UTF-8 took less CPU time
+ * in the collation sort than refined in ranges of 10, 64, 512 and 2,048
+ * records (bench/results/never-slower.md), and the threshold lies above
+ * them; ranges of a million (ORDER BY a boolean, t) are refined.
+ */
+#define LEADING_KEYED_MIN_RECORDS	8192
+
+static void
+classify_leading_range(RefineContext *rc, const uint32 *perm, TieRangeList *settled,
+					   TieRangeList *pending, TieRangeList *keyed,
+					   TieRangeList *collated, size_t start, size_t len)
+{
+	int			lead_cols = rc->layout->lead_cols;
+
+	if (len < LEADING_KEYED_MIN_RECORDS)
+	{
+		/* the collation sort, where the full key has every column */
+		if (rc->layout->full_cols == rc->layout->ncols)
+			tie_range_list_add(collated, start, len, lead_cols);
+		else
+			tie_range_list_add(settled, start, len, lead_cols);
+		return;
+	}
+	tie_range_list_add(keyed, start, len, lead_cols);
+	classify_range(rc, perm, settled, pending, start, len, lead_cols);
+}
+
+/* the collation sort's tasks: their tie ranges, and their comparison */
+typedef struct CollationSort
+{
+	const KeyInputs *inputs;
+	uint32	   *perm;
+	const TieRange *ranges;
+	int			first_col;		/* the leading columns, equal in a range */
+} CollationSort;
+
+/*
+ * A record of a range being sorted: its first compared column's datum,
+ * read once from the inputs, which lie elsewhere in memory
+ */
+typedef struct CollationItem
+{
+	Datum		first;
+	uint32		record;
+	bool		isnull;
+} CollationItem;
+
+typedef struct CollationSortTask
+{
+	CollationSort *cs;
+	KeyBuildContext *ctx;
+	bool		failed;
+	CollationItem items[LEADING_KEYED_MIN_RECORDS];	/* a range's */
+} CollationSortTask;
+
+static int
+compare_collated(const void *a, const void *b, void *arg)
+{
+	CollationSortTask *t = (CollationSortTask *) arg;
+	const CollationItem *x = (const CollationItem *) a;
+	const CollationItem *y = (const CollationItem *) b;
+	const KeyInputs *in = t->cs->inputs;
+	int			first_col = t->cs->first_col;
+	int			r;
+
+	if (t->failed ||
+		!key_compare_column(t->ctx, first_col, x->first, x->isnull,
+							y->first, y->isnull, &r) ||
+		(r == 0 &&
+		 !key_compare_inputs(t->ctx, first_col + 1,
+							 key_inputs_values(in, x->record), key_inputs_isnull(in, x->record),
+							 key_inputs_values(in, y->record), key_inputs_isnull(in, y->record),
+							 &r)))
+	{
+		t->failed = true;
+		return 0;
+	}
+	if (r != 0)
+		return r;
+	return (x->record < y->record) ? -1 : (x->record > y->record);
+}
+
+/* fetch ahead a record's datums, or, with values, its varlena first_col */
+static inline void
+prefetch_inputs(const KeyInputs *in, uint32 record, int first_col, bool values)
+{
+#if defined(__GNUC__) || defined(__clang__)
+	const Datum *datums = key_inputs_values(in, record);
+
+	if (!values)
+	{
+		__builtin_prefetch(datums + first_col);
+		__builtin_prefetch(key_inputs_isnull(in, record) + first_col);
+	}
+	else if (!key_inputs_isnull(in, record)[first_col])
+		__builtin_prefetch(DatumGetPointer(datums[first_col]));
+#endif
+}
+
+/* the ranges ahead of the one sorted whose values are fetched */
+#define COLLATION_PREFETCH_RANGES	4
+
+static void
+prefetch_range(const CollationSort *cs, size_t r, bool values)
+{
+	for (size_t i = 0; i < cs->ranges[r].len; i++)
+		prefetch_inputs(cs->inputs, cs->perm[cs->ranges[r].start + i],
+						cs->first_col, values);
+}
+
+/*
+ * A task of the collation sort: tie ranges [from, to), each sorted on its
+ * own by the comparison that the collation check makes (strcoll_l, or
+ * ucol_strcollUTF8, as PostgreSQL compares them) in the pool threads,
+ * record index breaking ties.  qsort_arg is src/port's, which holds no
+ * state.  A failure (out of memory, an ICU error) stops the task.
+ */
+static bool
+sort_collated_ranges(void *state, void *arg, size_t from, size_t to)
+{
+	CollationSort *cs = (CollationSort *) arg;
+	CollationSortTask *task = malloc(sizeof(CollationSortTask));
+	bool		ok = true;
+
+	if (task == NULL)
+		return false;
+	task->cs = cs;
+	task->ctx = (KeyBuildContext *) state;
+	task->failed = false;
+	for (size_t r = from; r < to && !task->failed; r++)
+	{
+		const TieRange *range = &cs->ranges[r];
+		uint32	   *records = cs->perm + range->start;
+
+		if ((r & 63) == 0 && key_build_stopped(task->ctx))
+		{
+			ok = false;
+			break;
+		}
+
+		/*
+		 * The records of a range lie anywhere in the batch, and their
+		 * comparisons would wait for memory longer than strcoll_l takes:
+		 * fetch ahead the datums of the records of a range further on, and
+		 * the values of a nearer one.
+		 */
+		if (r + 2 * COLLATION_PREFETCH_RANGES < to)
+			prefetch_range(cs, r + 2 * COLLATION_PREFETCH_RANGES, false);
+		if (r + COLLATION_PREFETCH_RANGES < to)
+			prefetch_range(cs, r + COLLATION_PREFETCH_RANGES, true);
+		for (size_t i = 0; i < range->len; i++)
+		{
+			task->items[i].record = records[i];
+			task->items[i].first = key_inputs_values(cs->inputs, records[i])[cs->first_col];
+			task->items[i].isnull = key_inputs_isnull(cs->inputs, records[i])[cs->first_col];
+		}
+		qsort_arg(task->items, range->len, sizeof(CollationItem),
+				  compare_collated, task);
+		for (size_t i = 0; i < range->len; i++)
+			records[i] = task->items[i].record;
+	}
+	ok = ok && !task->failed;
+	free(task);
+	return ok;
 }
 
 /* what a round's key-building task needs */
@@ -234,8 +422,13 @@ gpusort_refine(RefineContext *rc, const SortEngine *sorted, uint32 *perm, size_t
 	MemoryContext oldcxt = MemoryContextSwitchTo(rc->cxt);
 	TieRangeList settled = {NULL, 0, 0};
 	TieRangeList pending = {NULL, 0, 0};
+	TieRangeList keyed = {NULL, 0, 0};
+	TieRangeList collated = {NULL, 0, 0};
 	EngineChain chain;
-	size_t		skip = rc->layout->key_bytes;
+	bool		leading = rc->layout->lead_cols > 0;
+	int			tied_cols = leading ? rc->layout->lead_cols : 0;	/* known
+																	 * equal */
+	size_t		skip = leading ? rc->layout->lead_bytes : rc->layout->key_bytes;
 	size_t		start = 0;
 	size_t		len;
 	const uint8 *ties = resolve_equal_neighbours(rc->pool, sorted, perm, n);
@@ -243,8 +436,41 @@ gpusort_refine(RefineContext *rc, const SortEngine *sorted, uint32 *perm, size_t
 	/* the ranges of equal prefixes */
 	while ((len = resolve_next_tie_range(ties, n, &start)) > 0)
 	{
-		classify_range(rc, perm, &settled, &pending, start, len);
+		if (leading)
+			classify_leading_range(rc, perm, &settled, &pending, &keyed,
+								   &collated, start, len);
+		else
+			classify_range(rc, perm, &settled, &pending, start, len, tied_cols);
 		start += len;
+	}
+	rc->keyed = keyed.ranges;
+	rc->nkeyed = keyed.n;
+
+	/* a leading key's small tie ranges: the collation sort */
+	if (collated.n > 0)
+	{
+		CollationSort cs;
+		size_t		records = 0;
+
+		cs.inputs = rc->inputs;
+		cs.perm = perm;
+		cs.ranges = collated.ranges;
+		cs.first_col = rc->layout->lead_cols;
+		for (size_t r = 0; r < collated.n; r++)
+			records += collated.ranges[r].len;
+		rc->collated += records;
+		/* tasks of COLLATION_SORT_GRAIN records, as the ranges average */
+		threadpool_parallel_for(rc->pool, sort_collated_ranges, &cs, collated.n,
+								Max(collated.n * COLLATION_SORT_GRAIN / records, 1));
+		pfree(collated.ranges);
+		if (threadpool_failure(rc->pool))
+		{
+			*why = pstrdup(threadpool_failure(rc->pool));
+			if (ties != NULL)
+				pfree((void *) ties);
+			MemoryContextSwitchTo(oldcxt);
+			return false;
+		}
 	}
 	if (ties != NULL)
 		pfree((void *) ties);
@@ -266,9 +492,10 @@ gpusort_refine(RefineContext *rc, const SortEngine *sorted, uint32 *perm, size_t
 		if (rc->rounds == (rc->layout->libc_checked ?
 						   MAX_LIBC_REFINE_ROUNDS : MAX_REFINE_ROUNDS))
 		{
-			/* keys this long are left to the comparators, from column 0 */
+			/* keys this long are left to the comparators */
 			for (size_t r = 0; r < pending.n; r++)
-				tie_range_list_add(&settled, pending.ranges[r].start, pending.ranges[r].len, 0);
+				tie_range_list_add(&settled, pending.ranges[r].start,
+								   pending.ranges[r].len, tied_cols);
 			break;
 		}
 
@@ -315,7 +542,7 @@ gpusort_refine(RefineContext *rc, const SortEngine *sorted, uint32 *perm, size_t
 			if (rb.ended[perm2[j]])
 				range_settled(rc, &settled, positions[j], len);
 			else
-				classify_range(rc, perm, &settled, &next, positions[j], len);
+				classify_range(rc, perm, &settled, &next, positions[j], len, tied_cols);
 			j += len;
 		}
 		if (ties != NULL)
@@ -369,7 +596,7 @@ check_pairs(void *state, void *arg, size_t from, size_t to)
 			return false;
 		if (cp->resolved != NULL && cp->resolved[i])
 			continue;
-		if (!key_compare_inputs(ctx,
+		if (!key_compare_inputs(ctx, 0,
 								key_inputs_values(cp->inputs, a), key_inputs_isnull(cp->inputs, a),
 								key_inputs_values(cp->inputs, b), key_inputs_isnull(cp->inputs, b),
 								&r))
@@ -494,7 +721,10 @@ repair_order(RefineContext *rc, uint32 *perm, size_t n, const bool *bad)
  * compared again: where each comparison reads long values whole (a few
  * values of 100 MB, equal for as long as a key reaches), that would be
  * most of the sort's time.  Their first and last records are checked
- * against their neighbours outside like any other.
+ * against their neighbours outside like any other.  Under a leading key
+ * (keys.h) only the pairs within the ranges that refinement keyed are
+ * checked: elsewhere the leading columns' exact keys or the comparators
+ * decided each pair.
  */
 bool
 gpusort_check_collation(RefineContext *rc, uint32 *perm, size_t n,
@@ -511,16 +741,36 @@ gpusort_check_collation(RefineContext *rc, uint32 *perm, size_t n,
 		MemoryContextSwitchTo(oldcxt);
 		return true;
 	}
-	if (nties > 0)
+	if (rc->layout->lead_cols > 0)
 	{
+		/* a leading key: only the keyed ranges' pairs, as gpusort_refine says */
+		resolved = MemoryContextAllocExtended(CurrentMemoryContext, n, MCXT_ALLOC_HUGE);
+		memset(resolved, true, n);
+		nresolved = n - 1;
+		for (size_t r = 0; r < rc->nkeyed; r++)
+			for (size_t i = rc->keyed[r].start; i + 1 < rc->keyed[r].start + rc->keyed[r].len; i++)
+			{
+				resolved[i] = false;
+				nresolved--;
+			}
+	}
+	else if (nties > 0)
 		resolved = MemoryContextAllocExtended(CurrentMemoryContext, n,
 											  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-		for (size_t r = 0; r < nties; r++)
-			for (size_t i = ties[r].start; i + 1 < ties[r].start + ties[r].len; i++)
-			{
-				resolved[i] = true;
+	for (size_t r = 0; r < nties; r++)
+		for (size_t i = ties[r].start; i + 1 < ties[r].start + ties[r].len; i++)
+		{
+			if (!resolved[i])
 				nresolved++;
-			}
+			resolved[i] = true;
+		}
+	if (nresolved == n - 1)
+	{
+		/* every pair is ordered already: nothing to check */
+		if (resolved)
+			pfree(resolved);
+		MemoryContextSwitchTo(oldcxt);
+		return true;
 	}
 	cp.inputs = rc->inputs;
 	cp.perm = perm;

@@ -26,10 +26,19 @@ typedef struct RefineContext
 								 * too (engine_chain_begin_within) */
 	CompareContext *res;		/* PostgreSQL's comparators */
 
+	/*
+	 * A leading key's tie ranges that refinement orders by the later
+	 * columns' keys: the only pairs the collation check has to check, the
+	 * leading columns' exact keys and the comparators ordering the others
+	 */
+	TieRange   *keyed;
+	size_t		nkeyed;
+
 	/* results, for EXPLAIN ANALYZE */
 	int			rounds;
 	int64		refined;		/* record-rounds sorted on further bytes */
 	bool		rounds_on_gpu;
+	int64		collated;		/* records of the collation sort */
 	int64		checked_pairs;	/* adjacent pairs checked (libc) */
 	int64		repaired;		/* records moved by the repair */
 } RefineContext;

@@ -50,6 +50,7 @@ typedef struct GpuSortStats
 	int			refine_rounds;	/* refinement rounds (refine.c) */
 	int64		refined;		/* records sorted again, over all rounds */
 	bool		refined_on_gpu;
+	int64		collated;		/* records of the collation sort (refine.c) */
 	int64		checked_pairs;	/* adjacent pairs checked (libc) */
 	int64		repaired;		/* records the collation check moved */
 	Size		memory;			/* peak host memory of a batch, bytes */
