@@ -9,7 +9,8 @@
 #          has it).
 # Each build runs RUNS times (default 3), the three in turn each time: PostgreSQL's serial
 # build (max_parallel_maintenance_workers = 0), PostgreSQL's build with
-# its default maintenance workers, and gpusort's (gpusort.index_builds =
+# WORKERS maintenance workers (default: the server's
+# max_parallel_maintenance_workers), and gpusort's (gpusort.index_builds =
 # on); each on a new connection, the index dropped after it.  The table
 # gives the medians and their ratios, and standard error every sample.
 #
@@ -44,7 +45,7 @@ SQL
 
 declare -A how=(
 	[serial]="SET gpusort.enabled = off; SET max_parallel_maintenance_workers = 0;"
-	[workers]="SET gpusort.enabled = off;"
+	[workers]="SET gpusort.enabled = off; ${WORKERS:+SET max_parallel_maintenance_workers = $WORKERS;}"
 	[gpusort]="SET gpusort.index_builds = on;"
 )
 printf '%-6s %-8s %s\n' key build "seconds (median of $runs; samples)"
