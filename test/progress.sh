@@ -5,8 +5,8 @@
 #                                      file, shown only if it fails; a line
 #                                      "LABEL: N s" every 20 s meanwhile
 #   COMMAND | progress_watch LABEL     copy COMMAND's output as it comes and,
-#                                      where no line came for 30 s, say so,
-#                                      with the time since it started
+#                                      where no line came for 25 s, say that
+#                                      LABEL still runs, and since when
 # test/chroot.sh copies this file beside install-deps.sh into a new chroot.
 
 progress_quiet() {
@@ -44,10 +44,10 @@ progress_watch() {
         printf '%s' "$line"
         partial=1
         last=$SECONDS
-      elif [ $((SECONDS - last)) -ge 30 ]; then
+      elif [ $((SECONDS - last)) -ge 25 ]; then
         [ $partial = 0 ] || echo
         partial=0
-        echo "   ($label: no line for 30 s; $((SECONDS - start)) s since it started)"
+        echo "   ($label: still running, $((SECONDS - start)) s since it started)"
         last=$SECONDS
       fi
     else
