@@ -59,10 +59,12 @@
 # DIR V GPUSORT_PKG_PG=V -- .ci/package.sh), where no "make install" ever
 # put gpusort and no other pass uses what the package installs.  On two
 # cores, with the CPU-only build: 10 to 70 s to install the tools (sid's
-# the most), 20 to 30 s to build and lint, then the regression suite, 2.5
-# to 3.5 minutes on a quiet machine and more on a busy one (as long as
-# test/run.sh's regression pass): 3 to 4.5 minutes in all.  A CUDA build
-# adds about a minute of nvcc.
+# the most), 20 to 30 s to build and lint (45 to 80 s on a busy machine),
+# then the regression suite, 2.5 to 3.5 minutes on a quiet machine and
+# more on a busy one (as long as test/run.sh's regression pass): 3 to 4.5
+# minutes in all.  The README's route adds 15 to 20 s (its cluster, made
+# and restarted, and its query's million rows); its build is the one
+# package.sh lints and tests.  A CUDA build adds about a minute of nvcc.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -191,8 +193,9 @@ route_run() {
   [ -s "$script" ] || { echo "package.sh: README.md has no block marked 'package route: $1'" >&2; exit 1; }
   echo "README, package route, $1:"
   sed 's/^/    /' "$script"
-  (cd "$src" && env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root bash -e "$script") \
-    > "$log" 2>&1 || { tail -50 "$log"; echo "package.sh: the README's package route failed at '$1'"; exit 1; }
+  (cd "$src" && PROGRESS_LOG=$log progress_quiet "$1" \
+      env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root bash -e "$script") 2>/dev/null || {
+    tail -50 "$log"; echo "package.sh: the README's package route failed at '$1'"; exit 1; }
   if grep -E -i 'debconf:|could not change directory|permission denied|^(W|N): ' "$log"; then
     echo "package.sh: the README's package route printed warnings at '$1' (above)"; exit 1
   fi
@@ -321,7 +324,7 @@ chown -R postgres "$tests"
 runuser -u postgres -- env LC_ALL=en_US.UTF-8 LANG=en_US.UTF-8 \
   make -C "$tests" installcheck PG_CONFIG="$bindir/pg_config" USE_CUDA=0 \
     ${GPUSORT_PKG_TESTS:+REGRESS="$GPUSORT_PKG_TESTS"} \
-    PGHOST=/var/run/postgresql PGPORT="$port" PGUSER=postgres || {
+    PGHOST=/var/run/postgresql PGPORT="$port" PGUSER=postgres 2>&1 | progress_watch "make installcheck" || {
   cat "$tests/regression.diffs" 2>/dev/null | head -200
   echo "package.sh: make installcheck failed"; exit 1; }
 

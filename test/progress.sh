@@ -3,7 +3,9 @@
 # slow step can be told from a hung one.  Source it, then:
 #   progress_quiet LABEL COMMAND ...   run COMMAND with its output kept in a
 #                                      file, shown only if it fails; a line
-#                                      "LABEL: N s" every 20 s meanwhile
+#                                      "LABEL: N s" every 20 s meanwhile;
+#                                      with PROGRESS_LOG set, the file is
+#                                      that one, and stays
 #   COMMAND | progress_watch LABEL     copy COMMAND's output as it comes and,
 #                                      where no line came for 25 s, say that
 #                                      LABEL still runs, and since when
@@ -12,7 +14,7 @@
 progress_quiet() {
   local label=$1 log pid rc=0 start=$SECONDS last=$SECONDS
   shift
-  log=$(mktemp /tmp/gpusort-progress.XXXXXX)
+  log=${PROGRESS_LOG:-$(mktemp /tmp/gpusort-progress.XXXXXX)}
   "$@" > "$log" 2>&1 &
   pid=$!
   while kill -0 "$pid" 2>/dev/null; do
@@ -24,7 +26,7 @@ progress_quiet() {
   done
   wait "$pid" || rc=$?
   [ $rc = 0 ] || cat "$log" >&2
-  rm -f "$log"
+  [ -n "${PROGRESS_LOG:-}" ] || rm -f "$log"
   return $rc
 }
 
