@@ -62,7 +62,7 @@
 # the most), 20 to 30 s to build and lint (45 to 80 s on a busy machine),
 # then the regression suite, 2.5 to 3.5 minutes on a quiet machine and
 # more on a busy one (as long as test/run.sh's regression pass): 3 to 4.5
-# minutes in all.  The README's route adds 15 to 20 s (its cluster, made
+# minutes in all.  The README's route adds 10 to 20 s (its cluster, made
 # and restarted, and its query's million rows); its build is the one
 # package.sh lints and tests.  A CUDA build adds about a minute of nvcc.
 set -euo pipefail
