@@ -5,14 +5,17 @@
 # PG_MAJOR picks the PostgreSQL, by default the distribution's own: 15 on
 # Debian 12, 17 on Debian 13), builds and installs gpusort (where a
 # package installed gpusort already, the demo uses the package's and says
-# so, rather than overwrite its files), starts a throwaway server with gpusort preloaded and
-# its default settings (gpusort.engine = auto: the GPU when one is usable,
-# the CPU engine otherwise), fills a table of DEMO_ROWS rows (default
-# 2,000,000), and times `SELECT * FROM demo ORDER BY k OFFSET n` with
-# PostgreSQL's own Sort and with GpuSort: the median of DEMO_RUNS runs
-# (default 3) each, after a first run, in one session each, on the same
-# data.  Then it shows the plan with EXPLAIN ANALYZE's phase times.  The
-# server and its data are removed at the end.
+# so, rather than overwrite its files), starts a throwaway server whose
+# only setting is shared_preload_libraries = 'gpusort': everything else is
+# PostgreSQL's default and gpusort's (work_mem 4MB, two parallel workers a
+# Gather, JIT on; gpusort.engine = auto: the GPU when one is usable, the
+# CPU engine otherwise), so that both plans are the ones a default server
+# gets.  It fills a table of DEMO_ROWS rows (default 2,000,000), and times
+# `SELECT * FROM demo ORDER BY k OFFSET n` with PostgreSQL's own Sort and
+# with GpuSort: the first run of a session and the median of DEMO_RUNS
+# runs (default 3) after it, each in one session, on the same data.  Then
+# it shows both plans with EXPLAIN ANALYZE.  The server and its data are
+# removed at the end.  No step is silent for more than 30 s.
 #
 # Why EXPLAIN ANALYZE's Execution Time is larger than the median: it reads
 # the clock for every row of every node (at 10M rows that doubles the
@@ -21,8 +24,8 @@
 # the next ones (the kernel zeroes the memory a backend touches for the
 # first time; CUDA is not among the costs: the GPU service started it once
 # for the whole server), so the demo reports that run apart, for both
-# PostgreSQL's Sort and GpuSort, and shows the plan from a session that has
-# sorted once.
+# PostgreSQL's Sort and GpuSort, and shows the plans from sessions that
+# have sorted once.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rows=${DEMO_ROWS:-2000000}
@@ -30,8 +33,10 @@ runs=${DEMO_RUNS:-3}
 t0=$SECONDS
 step() { echo "== $* ($((SECONDS - t0)) s)"; }
 
+source "$root/test/progress.sh"
+
 if [ "$(id -u)" = 0 ]; then
-  step "installing what the demo needs (test/install-deps.sh: PostgreSQL, its headers, a compiler; a minute or two where nothing is installed yet)"
+  step "installing what the demo needs (test/install-deps.sh: PostgreSQL, its headers, a compiler, the locales; three or four minutes where nothing is installed yet)"
   "$root/test/install-deps.sh"
 fi
 export PG_CONFIG=${PG_CONFIG:-$(command -v pg_config || echo /usr/lib/postgresql/15/bin/pg_config)}
@@ -42,15 +47,15 @@ owner=$(dpkg -S "$so" 2>/dev/null | cut -d: -f1 || true)
 if [ -n "$owner" ]; then
   step "gpusort is installed from the package $owner ($(dpkg-query -W -f '${Version}' "$owner")): the demo uses it, not this tree (remove the package to try this tree's build)"
 else
-  step "building gpusort"
-  make -C "$root" -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG"
+  step "building gpusort (on two CPUs about a minute, several with CUDA)"
+  make -C "$root" -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG" 2>&1 | progress_watch building
   make -C "$root" -s PG_CONFIG="$PG_CONFIG" install
 fi
 
 source "$root/bench/pgserver.sh"
 trap pgserver_stop EXIT
-pgserver_start /tmp/gpusort-demo "shared_preload_libraries = 'gpusort'" \
-  "work_mem = '1GB'" "max_parallel_workers_per_gather = 0" "jit = off"
+step "starting a server with gpusort preloaded and every other setting at its default"
+pgserver_start /tmp/gpusort-demo "shared_preload_libraries = 'gpusort'"
 
 psql -X -q -c "CREATE EXTENSION gpusort"
 psql -X -c "SELECT * FROM gpusort_info()"
@@ -70,7 +75,8 @@ psql -X -q -c "VACUUM ANALYZE demo"
 query="SELECT * FROM demo ORDER BY k OFFSET $rows"
 
 # "FIRST MEDIAN" in ms: the first run of a session, then the median of
-# $runs more, each an EXPLAIN (ANALYZE, TIMING OFF)'s Execution Time
+# $runs more, each an EXPLAIN (ANALYZE, TIMING OFF)'s Execution Time;
+# each run's time on stderr as it comes
 first_and_median_ms() {
   local settings=$1
   {
@@ -78,7 +84,8 @@ first_and_median_ms() {
     for i in $(seq 0 "$runs"); do
       echo "EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) $query;"
     done
-  } | psql -X -At -q | grep -o '"Execution Time": [0-9.]*' | awk '{print $3}' > "$PGSERVER_DIR/times"
+  } | psql -X -At -q | grep --line-buffered -o '"Execution Time": [0-9.]*' \
+    | awk '{print $3; printf "   %s ms\n", $3 > "/dev/stderr"; fflush()}' > "$PGSERVER_DIR/times"
   echo "$(head -1 "$PGSERVER_DIR/times") $(tail -n +2 "$PGSERVER_DIR/times" | sort -n \
     | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}')"
 }
@@ -87,7 +94,13 @@ read -r native_first native < <(first_and_median_ms "SET gpusort.enabled = off;"
 step "timing it with GpuSort, $((runs + 1)) runs"
 read -r gpusort_first gpusort < <(first_and_median_ms "")
 
-step "the plan: EXPLAIN ANALYZE in a session that has sorted once"
+step "PostgreSQL's plan: EXPLAIN ANALYZE (TIMING OFF) in a session that has sorted once"
+psql -X -q <<SQL
+SET gpusort.enabled = off;
+SELECT count(*) AS warm_up FROM ($query) s \\g /dev/null
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $query;
+SQL
+step "GpuSort's plan: EXPLAIN ANALYZE in a session that has sorted once"
 plan=$(psql -X -q <<SQL
 SELECT count(*) AS warm_up FROM ($query) s \\g /dev/null
 EXPLAIN (ANALYZE, COSTS OFF) $query;
@@ -97,7 +110,11 @@ echo "$plan"
 engine=$(echo "$plan" | sed -n 's/^ *Sort Engine: //p' | head -1)
 explain_ms=$(echo "$plan" | sed -n 's/^ *Execution Time: \([0-9.]*\) ms/\1/p')
 
+settings=$(psql -X -At -c "SELECT string_agg(name || ' = ' || current_setting(name), ', ' ORDER BY name)
+  FROM pg_settings WHERE name IN ('work_mem', 'max_parallel_workers_per_gather', 'jit',
+                                 'gpusort.engine', 'gpusort.max_memory', 'gpusort.threads')")
 echo "== $query"
+echo "settings (all defaults): $settings"
 awk -v n="$native" -v g="$gpusort" -v nf="$native_first" -v gf="$gpusort_first" \
     -v e="${engine:-none: the plan has no GpuSort}" -v x="$explain_ms" -v runs="$runs" 'BEGIN {
   printf "PostgreSQL Sort:    %10.1f ms   (median of %d; the first run of its session: %.1f ms)\n", n, runs, nf;

@@ -146,7 +146,7 @@ APT
     binds=("$(cd "$GPUSORT_CHROOT_CACHE" && pwd)/apt-$suite" /var/cache/gpusort-apt)
   fi
 
-  cp "$root/test/install-deps.sh" "$dir/root/install-deps.sh"
+  cp "$root/test/install-deps.sh" "$root/test/progress.sh" "$dir/root/"
   in_chroot "$dir" env PG_MAJOR="$major" /root/install-deps.sh \
     || die "installing PostgreSQL $major and the test dependencies in $dir failed"
   binds=()

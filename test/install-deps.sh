@@ -12,9 +12,25 @@
 # downloads are tried again (three times), for a mirror's hiccups.
 # test/chroot.sh runs this script in chroots of newer suites, with
 # PG_MAJOR set (19: with experimental's PostgreSQL pinned in).
+#
+# --packaging adds what building the Debian package needs: pg_buildext
+# (postgresql-server-dev-all), debhelper, dpkg-dev and build-essential.
+#
+# apt's and locale-gen's output is shown only where they fail (it holds
+# nothing else a user must read: debconf's "TERM is not set" and "apt-utils
+# is not installed" in a shell without a terminal), with a line every 20 s
+# meanwhile (test/progress.sh).
 set -euo pipefail
 [ "$(id -u)" = 0 ] || { echo "install-deps: run as root (or install the packages yourself)" >&2; exit 1; }
 export DEBIAN_FRONTEND=noninteractive
+source "$(dirname "${BASH_SOURCE[0]}")/progress.sh"
+
+packaging=0
+case "${1:-}" in
+  "") ;;
+  --packaging) packaging=1 ;;
+  *) echo "usage: $0 [--packaging]" >&2; exit 1 ;;
+esac
 
 die() { echo "install-deps: $*" >&2; exit 1; }
 
@@ -34,7 +50,7 @@ updated=0
 apt_update() {
   [ $updated = 1 ] && return 0
   echo "install-deps: apt-get update"
-  apt_retry apt-get update -qq || die "apt-get update failed"
+  apt_retry progress_quiet "apt-get update" apt-get update -q || die "apt-get update failed"
   updated=1
 }
 
@@ -65,6 +81,11 @@ for p in postgresql-$major postgresql-server-dev-$major libicu-dev libipc-run-pe
          locales python3 make gcc libc6-dev curl; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
+if [ $packaging = 1 ]; then
+  for p in postgresql-server-dev-all debhelper dpkg-dev build-essential; do
+    dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
+  done
+fi
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing: ${need[*]}"
   apt_update
@@ -77,7 +98,7 @@ if [ ${#need[@]} -gt 0 ]; then
   [ ${#unknown[@]} = 0 ] || die "no such package here: ${unknown[*]} (PostgreSQL $major is not shipped by this distribution's apt sources)"
   # apt's own output is kept quiet; say what may take a minute or two
   echo "install-deps: downloading and installing ${#need[@]} packages and what they depend on"
-  apt_retry apt-get install -y -qq "${need[@]}" >/dev/null
+  apt_retry progress_quiet "installing" apt-get install -y -q "${need[@]}"
   echo "install-deps: installed"
 fi
 # en_US for the suite's default collation; de_DE and sv_SE for libc
@@ -92,5 +113,5 @@ for loc in en_US de_DE sv_SE; do
 done
 if [ $gen = 1 ]; then
   echo "install-deps: generating the locales en_US, de_DE and sv_SE (UTF-8)"
-  locale-gen >/dev/null
+  progress_quiet "generating" locale-gen
 fi

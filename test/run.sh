@@ -63,12 +63,20 @@ parallel_setup_cost = 0
 parallel_tuple_cost = 0
 min_parallel_table_scan_size = 0"
 fi
+source "$root/test/progress.sh"
+# phase TEXT: a line for each phase, with the time since the start; within
+# a phase, progress_watch says where no line came for 25 s
+started=$SECONDS
+phase() {
+  local t=$((SECONDS - started))
+  echo "== $* (at $((t / 60))m$(printf %02d $((t % 60)))s)"
+}
 make_args=(PG_CONFIG="$PG_CONFIG")
 [ -n "${USE_CUDA:-}" ] && make_args+=(USE_CUDA="$USE_CUDA")
 
 if [ "${GPUSORT_SKIP_BUILD:-0}" != 1 ]; then
-  echo "== build and install ($("$PG_CONFIG" --version))"
-  make -C "$root" -s -j"$(nproc)" "${make_args[@]}"
+  phase "build and install ($("$PG_CONFIG" --version))"
+  make -C "$root" -s -j"$(nproc)" "${make_args[@]}" 2>&1 | progress_watch building
   make -C "$root" -s "${make_args[@]}" install
 fi
 
@@ -85,11 +93,11 @@ trap 'rm -rf "$unit_build" "$work"; [ "$keep_fuzzlog" = 1 ] || [ -z "$fuzzlog" ]
 # out as the kernel does (test/cgroup)
 if [ "${GPUSORT_SKIP_RADIX:-0}" != 1 ]; then
   unit_build=$(mktemp -d /tmp/gpusort-unit.XXXXXX)
-  echo "== radix sort (test/radix/radix_test.c)"
+  phase "radix sort (test/radix/radix_test.c)"
   gcc -O2 -Wall -std=gnu11 -pthread -I"$root/src" "$root/test/radix/radix_test.c" "$root/src/engine/cpu_radix.c" \
     -o "$unit_build/radix_test"
   "$unit_build/radix_test" 3
-  echo "== cgroup memory limits (test/cgroup/cgroup_test.c)"
+  phase "cgroup memory limits (test/cgroup/cgroup_test.c)"
   gcc -O2 -Wall -std=gnu11 -I"$root/src" "$root/test/cgroup/cgroup_test.c" "$root/src/support/cgroup_memory.c" \
     -o "$unit_build/cgroup_test"
   "$unit_build/cgroup_test"
@@ -136,12 +144,12 @@ fi
 
 tests=${GPUSORT_TESTS:-$(cd "$root/test/sql" && ls [0-9]*.sql | sed 's/\.sql$//' | tr '\n' ' ')}
 [ "${GPUSORT_SKIP_REGRESS:-0}" = 1 ] && tests=
-[ -z "$tests" ] || echo "== pg_regress (engine = $engine${spill_conf:+, $spill_conf}): $tests"
+[ -z "$tests" ] || phase "pg_regress (engine = $engine${spill_conf:+, $spill_conf}): $tests"
 status=0
 [ -z "$tests" ] || (cd "$work" && "${runas[@]}" env "${locale_env[@]}" "$pgxsdir/src/test/regress/pg_regress" \
     --inputdir="$work/test" --outputdir="$work" --bindir="$bindir" \
     --temp-instance="$work/instance" --temp-config="$work/regress.conf" \
-    --encoding=UTF8 $locale_opt --load-extension=gpusort $tests) || status=$?
+    --encoding=UTF8 $locale_opt --load-extension=gpusort $tests) 2>&1 | progress_watch pg_regress || status=$?
 # GPUSORT_LOG_DIR: keep the server log (test/gpu/run.sh reads which engine sorted)
 if [ -n "${GPUSORT_LOG_DIR:-}" ]; then
   mkdir -p "$GPUSORT_LOG_DIR" && cp "$work"/log/postmaster.log "$GPUSORT_LOG_DIR"/ 2>/dev/null || true
@@ -156,7 +164,10 @@ if [ $status -ne 0 ]; then
 fi
 
 if [ "${GPUSORT_SKIP_TAP:-0}" != 1 ]; then
-  echo "== TAP tests"
+  # prove's console formatter, which writes each result as it comes: the
+  # one prove picks where its output is not a terminal (a log, CI) writes a
+  # file's results only when the file ends, minutes later for some
+  phase "TAP tests (prove --timer: each file's start and time)"
   tap_conf="${GPUSORT_EXTRA_CONF:-}${GPUSORT_EXTRA_CONF:+
 }$spill_conf"
   # TMPDIR inside the work directory: the socket directories that a TAP
@@ -168,7 +179,8 @@ if [ "${GPUSORT_SKIP_TAP:-0}" != 1 ]; then
       PERL5LIB="$pgxsdir/src/test/perl${PERL5LIB:+:$PERL5LIB}" TESTDIR="$work/test" \
       PG_REGRESS="$pgxsdir/src/test/regress/pg_regress" \
       GPUSORT_ENGINE="$engine" GPUSORT_TAP_CONF="$tap_conf" \
-      prove -v --timer ${GPUSORT_TAP_TESTS:-t/*.pl}) 2>&1 | tee "$work/prove.out"; then
+      prove -v --timer --formatter TAP::Formatter::Console ${GPUSORT_TAP_TESTS:-t/*.pl}) 2>&1 \
+      | progress_watch "TAP tests" | tee "$work/prove.out"; then
     :
   else
     # prove shows only "Dubious" or "No plan found" for a test that died:
@@ -193,7 +205,7 @@ if [ "${GPUSORT_SKIP_TAP:-0}" != 1 ]; then
 fi
 
 if [ "${GPUSORT_SKIP_FUZZ:-0}" != 1 ]; then
-  echo "== fuzz (engine = $engine)"
+  phase "fuzz (engine = $engine)"
   # the fuzzer's server log and repro scripts: removed when the round
   # passes; after a failure they stay where the fuzzer said, and a copy
   # goes to test/fuzz/out/ (git-ignored)
@@ -208,7 +220,7 @@ if [ "${GPUSORT_SKIP_FUZZ:-0}" != 1 ]; then
     echo "fuzz failed (repro scripts in $fuzzlog and test/fuzz/out/)"; exit 1; }
 fi
 if [ -n "${GPUSORT_CORE:-}" ]; then
-  echo "== PostgreSQL's core regression suite with gpusort preloaded: ${GPUSORT_CORE}"
+  phase "PostgreSQL's core regression suite with gpusort preloaded: ${GPUSORT_CORE}"
   env "${locale_env[@]}" PG_CONFIG="$PG_CONFIG" "$root/test/core/run.sh" $GPUSORT_CORE || { echo "core regression suite failed"; exit 1; }
 fi
-echo "== all tests passed"
+phase "all tests passed"

@@ -4,12 +4,18 @@
 #   server_user_add USER      # add USER unless it exists
 # test/run.sh, test/core/run.sh and bench/pgserver.sh all add the same user
 # and may run beside one another (CI's streams, parts of the suite started
-# at once); two useradd calls at once race, and all but one fail, so every
-# caller adds the user under the one lock this file names.  The lock lives
-# in /run/lock, the directory the FHS keeps for lock files (a tmpfs emptied
-# at boot), rather than in /tmp, where it was left behind after every run.
+# at once).  Two useradd calls at once race: useradd locks /etc/passwd
+# itself, and the one that finds it locked, or the user just added, fails.
+# So a failed useradd is tried again, a second later, until the user
+# exists: no lock file of our own, which would stay behind on the machine.
 
 server_user_add() {
-  mkdir -p /run/lock
-  flock /run/lock/gpusort-useradd.lock sh -c 'id "$1" >/dev/null 2>&1 || useradd -m "$1"' sh "$1"
+  local n
+  for n in 1 2 3 4 5 6 7 8 9 10; do
+    id "$1" >/dev/null 2>&1 && return 0
+    useradd -m "$1" 2>/dev/null && return 0
+    sleep 1
+  done
+  # the last try's own error says why
+  id "$1" >/dev/null 2>&1 || useradd -m "$1"
 }

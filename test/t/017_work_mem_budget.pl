@@ -54,7 +54,7 @@ my $query = 'SELECT k, id FROM t ORDER BY k, id';
 my $digest = "SELECT md5(string_agg(k || ':' || id, ',')), count(*) FROM ($query) x";
 my $native = $node->safe_psql('postgres', "SET gpusort.enabled = off; $serial$digest");
 
-sub explain
+sub explain_plan
 {
 	my ($settings) = @_;
 	return $node->safe_psql('postgres',
@@ -68,7 +68,7 @@ sub budget_kb
 }
 
 # 1. the default work_mem
-my $plan = explain($serial);
+my $plan = explain_plan($serial);
 like($plan, qr/Custom Scan \(GpuSort\)/, 'a GpuSort');
 is(budget_kb($plan), 128 * 1024, 'default work_mem: the machine share, 128 MB');
 like($plan, qr/Runs Written: [1-9]/, 'default work_mem: it writes runs');
@@ -78,7 +78,7 @@ my $wm = "SET work_mem = '512MB';\n";
 like($node->safe_psql('postgres',
 		"SET gpusort.enabled = off; $serial${wm}EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $query"),
 	qr/Sort Method: quicksort/, "work_mem = 512MB: PostgreSQL's Sort sorts in memory");
-$plan = explain("$serial$wm");
+$plan = explain_plan("$serial$wm");
 is(budget_kb($plan), 512 * 1024, 'work_mem = 512MB: the budget is work_mem');
 unlike($plan, qr/Runs Written/, 'work_mem = 512MB: no run written');
 is($node->safe_psql('postgres', "$serial$wm$digest"), $native, "and the rows of PostgreSQL's Sort");
@@ -100,7 +100,7 @@ unlike($plan, qr/Runs Written/, 'beside a cursor holding a sort: still no run wr
 
 # 3. work_mem = 128MB, serial and parallel
 $wm = "SET work_mem = '128MB';\n";
-$plan = explain("$serial$wm");
+$plan = explain_plan("$serial$wm");
 is(budget_kb($plan), 128 * 1024, 'work_mem = 128MB, serial: 128 MB');
 like($plan, qr/Runs Written: [1-9]/, 'work_mem = 128MB, serial: it writes runs');
 my $native_parallel = $node->safe_psql('postgres',
@@ -108,7 +108,7 @@ my $native_parallel = $node->safe_psql('postgres',
 like($native_parallel, qr/Gather Merge.*Workers Launched: 2.*Sort Method: quicksort/s,
 	"work_mem = 128MB: PostgreSQL's parallel Sort, two workers and the leader, sorts in memory");
 unlike($native_parallel, qr/external/, 'in each of them');
-$plan = explain("$parallel$wm");
+$plan = explain_plan("$parallel$wm");
 like($plan, qr/Custom Scan \(GpuSort\).*Gather.*Workers Planned: 2.*GpuSortLoad/s,
 	'work_mem = 128MB, parallel: a parallel GpuSort with two workers');
 is(budget_kb($plan), 3 * 128 * 1024, 'its budget is work_mem for each of the three processes');
@@ -120,14 +120,14 @@ $node->safe_psql('postgres', q{ALTER SYSTEM SET gpusort.server_memory = '128MB';
 $node->poll_query_until('postgres', q{SELECT current_setting('gpusort.server_memory') = '128MB'})
   or die 'gpusort.server_memory not reloaded';
 $wm = "SET work_mem = '512MB';\n";
-$plan = explain("$serial$wm");
+$plan = explain_plan("$serial$wm");
 is(budget_kb($plan), 512 * 1024, 'server budget 128 MB, work_mem = 512MB: a budget of 512 MB');
 like($plan, qr/Server Memory Limited: true/, 'but the server budget limits the sort');
 like($plan, qr/Runs Written: [1-9]/, 'which writes runs');
 $node->safe_psql('postgres', q{ALTER SYSTEM RESET gpusort.server_memory; SELECT pg_reload_conf();});
 
 # 5. a size set for gpusort.max_memory
-$plan = explain("SET max_parallel_workers_per_gather = 0;\nSET gpusort.max_memory = '64MB';\n$wm");
+$plan = explain_plan("SET max_parallel_workers_per_gather = 0;\nSET gpusort.max_memory = '64MB';\n$wm");
 is(budget_kb($plan), 64 * 1024, 'gpusort.max_memory = 64MB: the budget, whatever work_mem');
 like($plan, qr/Runs Written: [1-9]/, 'and it writes runs');
 
