@@ -473,7 +473,7 @@ read_buffer_size(Size merge_memory, int n)
 {
 	Size		size = merge_memory / Max(n, 1);
 
-	size = Max(size, RUN_READ_BUFFER_MIN);
+	size = Max(size, RUN_READ_BUFFER_LEAST);
 	size = Min(size, RUN_READ_BUFFER_MAX);
 	return size - size % BLCKSZ;
 }

@@ -23,9 +23,15 @@
 
 typedef struct RunsMerge RunsMerge;
 
-/* what one run needs of merge memory at the least, and what it profits from */
+/*
+ * What one run's read buffer takes of merge memory to count towards the
+ * merge's order, and what it profits from; under the smallest budgets a
+ * buffer may shrink to one block (RUN_READ_BUFFER_LEAST), as logtape.c's
+ * tapes read a block at a time, so that a merge's least fits in 64 kB.
+ */
 #define RUN_READ_BUFFER_MIN		((Size) 2 * BLCKSZ)
 #define RUN_READ_BUFFER_MAX		((Size) 1024 * 1024)
+#define RUN_READ_BUFFER_LEAST	((Size) BLCKSZ)
 
 /*
  * A merge reads at least this many runs at once, however small the budget,
@@ -33,7 +39,7 @@ typedef struct RunsMerge RunsMerge;
  * all the rows again, to save a few read buffers.
  */
 #define RUN_MERGE_MIN_ORDER		6
-#define RUN_MERGE_MIN_MEMORY	(RUN_MERGE_MIN_ORDER * RUN_READ_BUFFER_MIN)
+#define RUN_MERGE_MIN_MEMORY	(RUN_MERGE_MIN_ORDER * RUN_READ_BUFFER_LEAST)
 
 extern RunsMerge *runs_merge_start(SortRuns *runs, SortBatch *last,
 								   Size merge_memory, bool random_access);

@@ -689,10 +689,21 @@ gpusort_sort_performsort(Sorter *state)
 		Size		merge_memory;
 		instr_time	start;
 
+		/*
+		 * The last batch stays in memory for the merge where the merge's
+		 * read buffers fit beside it; else it is written as a run too.
+		 */
 		if (batch->ntuples > 0)
-			sort_batch(state, true);
+		{
+			if (sort_memory_merge_fits(&state->memory, batch_held(batch) +
+									   state->memory.writing_held))
+				sort_batch(state, true);
+			else
+				spill_batch(state);
+		}
 		finish_writing(state);
 		merge_memory = sort_memory_for_merge(&state->memory, batch_held(batch));
+		stats->memory = Max(stats->memory, batch_held(batch) + merge_memory);
 		INSTR_TIME_SET_CURRENT(start);
 		state->merge = runs_merge_start(state->runs, batch, merge_memory,
 										state->random_access);

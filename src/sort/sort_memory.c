@@ -914,6 +914,24 @@ sort_memory_reserve_emit_copy(SortMemory *mem, Size held, Size want)
 }
 
 /*
+ * Whether the last batch, holding held bytes, can stay in memory for the
+ * final merge beside a merge's least (RUN_MERGE_MIN_MEMORY).  Where it
+ * cannot (a budget of a few hundred kilobytes), the sort writes it as a
+ * run too, as tuplesort dumps its last tuples to tape before it merges, so
+ * that the merge's read buffers stay within the budget.  Reserves nothing:
+ * what the sort holds is held again as it was.
+ */
+bool
+sort_memory_merge_fits(SortMemory *mem, Size held)
+{
+	Size		want = held + RUN_MERGE_MIN_MEMORY;
+	bool		fits = budget_reserve(&mem->budget, want) >= want;
+
+	budget_hold(&mem->budget, held);
+	return fits;
+}
+
+/*
  * The merge's memory, once the input has ended with runs written, held
  * with the held bytes of the last batch: the eighth of the budget that the
  * batches left to it, at least a merge's least, which the server may no

@@ -79,6 +79,7 @@ extern bool sort_memory_without_keys(SortMemory *mem, SortBatch *batch,
 									 bool writing, size_t record_cap);
 extern bool sort_memory_reserve_emit_copy(SortMemory *mem, Size held,
 										  Size want);
+extern bool sort_memory_merge_fits(SortMemory *mem, Size held);
 extern Size sort_memory_for_merge(SortMemory *mem, Size held);
 extern bool sort_memory_keys_fit(SortMemory *mem, SortBatchShared *sh);
 extern void sort_memory_cap_arena_block(SortMemory *mem, SortBatch *batch);
