@@ -110,9 +110,10 @@
  * batch may hold: sort_memory_take_ceiling, sort_memory_start_batch,
  * sort_memory_reserve_batch, sort_memory_grow_batch,
  * sort_memory_spill_early, sort_memory_without_keys,
- * sort_memory_reserve_emit_copy and sort_memory_for_merge, whether its
- * batches keep their keys (sort_memory_keys_fit) and how large its arena's
- * blocks may be (sort_memory_cap_arena_block).  The SQL
+ * sort_memory_reserve_emit_copy, sort_memory_merge_fits and
+ * sort_memory_for_merge, whether its batches keep their keys
+ * (sort_memory_keys_fit) and how large its arena's blocks may be
+ * (sort_memory_cap_arena_block).  The SQL
  * functions (views.c) report the server's limit (budget_server_limit) and
  * where the defaults come from (budget_describe_memory).
  *
