@@ -662,6 +662,31 @@ put_column(KeyBuildContext *ctx, KeySink *s, int c, Datum value, bool isnull)
 }
 
 /*
+ * The first ncols columns' bytes [skip, skip + len) into out (zero beyond
+ * what they fill), until the span is full or a column is cut; returns the
+ * columns put whole, or -1 on an error, described by key_build_error().
+ */
+static int
+build_columns(KeyBuildContext *ctx, const Datum *values, const bool *isnull,
+			  int ncols, size_t skip, size_t len, uint8 *out, KeySink *s)
+{
+	int			c;
+
+	*s = (KeySink) {out, skip, skip + len, 0, NULL, 0, false, false, false};
+	memset(out, 0, len);
+	for (c = 0; c < ncols && !sink_full(s) && !s->unfinished; c++)
+	{
+		if (!put_column(ctx, s, c, values[c], isnull[c]))
+		{
+			if (ctx->error[0] == '\0')
+				strlcpy(ctx->error, "out of memory building keys", sizeof(ctx->error));
+			return -1;
+		}
+	}
+	return c;
+}
+
+/*
  * Bytes [skip, skip + len) of the record's full key into out (zero beyond
  * the key's end).  *ended says whether the full key ends within the span,
  * so that records with equal spans and ended keys are equal.  False on
@@ -669,21 +694,14 @@ put_column(KeyBuildContext *ctx, KeySink *s, int c, Datum value, bool isnull)
  */
 bool
 key_build_span(KeyBuildContext *ctx, const Datum *values, const bool *isnull,
-				 size_t skip, size_t len, uint8 *out, bool *ended)
+			   size_t skip, size_t len, uint8 *out, bool *ended)
 {
-	KeySink		s = {out, skip, skip + len, 0, NULL, 0, false, false, false};
-	int			c;
+	KeySink		s;
+	int			c = build_columns(ctx, values, isnull, ctx->layout->full_cols,
+								  skip, len, out, &s);
 
-	memset(out, 0, len);
-	for (c = 0; c < ctx->layout->full_cols && !sink_full(&s) && !s.unfinished; c++)
-	{
-		if (!put_column(ctx, &s, c, values[c], isnull[c]))
-		{
-			if (ctx->error[0] == '\0')
-				strlcpy(ctx->error, "out of memory building keys", sizeof(ctx->error));
-			return false;
-		}
-	}
+	if (c < 0)
+		return false;
 	/* every byte produced, and none past the span */
 	*ended = (c == ctx->layout->full_cols && !s.cut && !s.unfinished && s.pos <= s.end);
 	return true;
@@ -691,27 +709,18 @@ key_build_span(KeyBuildContext *ctx, const Datum *values, const bool *isnull,
 
 /*
  * A leading key (keys.h): the bytes of the layout's lead_cols leading
- * columns into out, zero to its len bytes, which hold them all.  False on
- * an error, described by key_build_error().
+ * columns into out, zero to its len bytes, which hold them all (fixed
+ * widths: none is cut).  False on an error, described by key_build_error().
  */
 bool
 key_build_lead(KeyBuildContext *ctx, const Datum *values, const bool *isnull,
 			   size_t len, uint8 *out)
 {
-	KeySink		s = {out, 0, len, 0, NULL, 0, false, false, false};
+	KeySink		s;
 
 	Assert(ctx->layout->lead_cols > 0 && ctx->layout->lead_bytes <= len);
-	memset(out, 0, len);
-	for (int c = 0; c < ctx->layout->lead_cols; c++)
-	{
-		if (!put_column(ctx, &s, c, values[c], isnull[c]))
-		{
-			if (ctx->error[0] == '\0')
-				strlcpy(ctx->error, "out of memory building keys", sizeof(ctx->error));
-			return false;
-		}
-	}
-	return true;
+	return build_columns(ctx, values, isnull, ctx->layout->lead_cols, 0, len,
+						 out, &s) >= 0;
 }
 
 /*
