@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * run.c
- *	  A sort's sorted runs: the set of them, the disk they use, what
- *	  EXPLAIN reports of them, and the random-access result's tape.
+ *	  A sort's sorted runs: the set of them, the disk they use, and what
+ *	  EXPLAIN reports of them.
  *
  * When a sort's input outgrows the memory it may hold, each full batch is
  * sorted (batch_sort.c) and written as a *run*: its tuples in sorted order
@@ -11,9 +11,9 @@
  * run_write.c writes a run, in the backend or behind it; run_read.c reads
  * one back.  This file keeps the runs, in the order written, for the merges
  * above (run_merge.c), which replace groups of them by longer runs and read
- * them on the way out, and the peak of the disk that their file and the
- * random-access result's tape use together, which EXPLAIN shows as the
- * sort's disk.  The space a run has been read from is given back as it is
+ * them on the way out, and the peak of the disk that their file uses (the
+ * random-access result's too, run_result.c, which lies in it), which
+ * EXPLAIN shows as the sort's disk.  The space a run has been read from is given back as it is
  * read (runs_release), and the runs written next take it again, so that
  * the peak is that of the largest step, not their sum, as for tuplesort.c;
  * runs_end closes the file.
@@ -27,15 +27,12 @@
  *	  runs_release, runs_release_run, runs_rebuild_keys and
  *	  run_file_key_words (the
  *	  keys a run's records carry), runs_shared, runs_compare (the
- *	  comparators), runs_memory;
- *	- the random-access result (run_merge.c): runs_create_result_tape,
- *	  runs_freeze_result_tape.
+ *	  comparators), runs_memory.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "commands/tablespace.h"
 #include "utils/memutils.h"
 
 #include "runs/run_internal.h"
@@ -54,16 +51,12 @@ runs_create(SortBatchShared *sh, MemoryContext cxt)
 
 /*
  * The most disk the sort has used: its runs' file at its furthest (the file
- * is not cut as its end comes back), and its result tape.
+ * is not cut as its end comes back).
  */
 void
 runs_note_disk_use(SortRuns *runs)
 {
-	off_t		now = runs->file.max_size;
-
-	if (runs->tapeset)
-		now += (off_t) LogicalTapeSetBlocks(runs->tapeset) * BLCKSZ;
-	runs->max_disk_bytes = Max(runs->max_disk_bytes, now);
+	runs->max_disk_bytes = Max(runs->max_disk_bytes, runs->file.max_size);
 }
 
 /* the file the runs share, for their readers and their errors */
@@ -224,30 +217,9 @@ run_file_key_words(SortRuns *runs, const SortedRun *run)
 }
 
 /*
- * A tape of logtape.c for the merged result, where the plan needs random
- * access; its disk counts in the sort's, and runs_end closes it.
- */
-LogicalTape *
-runs_create_result_tape(SortRuns *runs)
-{
-	Assert(runs->tapeset == NULL);
-	/* temp_tablespaces, as tuplesort.c does before its tapes */
-	PrepareTempTablespaces();
-	runs->tapeset = LogicalTapeSetCreate(false, NULL, -1);
-	return LogicalTapeCreate(runs->tapeset);
-}
-
-/* The result is written: freeze its tape, to be read again, and count it. */
-void
-runs_freeze_result_tape(SortRuns *runs, LogicalTape *tape)
-{
-	LogicalTapeFreeze(tape, NULL);
-	runs_note_disk_use(runs);
-}
-
-/*
- * Close the runs' file and the result's tape: their temporary files go.  A
- * run written behind the backend must be finished, or its batch gone.
+ * Close the runs' file: its temporary file goes, with the random-access
+ * result in it.  A run written behind the backend must be finished, or its
+ * batch gone.
  */
 void
 runs_end(SortRuns *runs)
@@ -255,7 +227,5 @@ runs_end(SortRuns *runs)
 	runs->npending = 0;
 	runs->output_run.nextents = 0;
 	run_file_close(&runs->file);
-	if (runs->tapeset)
-		LogicalTapeSetClose(runs->tapeset);
-	runs->tapeset = NULL;
+	memset(&runs->result, 0, sizeof(RunResult));
 }

@@ -7,11 +7,11 @@
  * A run is a batch's tuples in sorted order, written to a temporary file
  * when the sort's input outgrows its memory (run_write.c), in the record
  * format of run_format.h, in extents of the one file that the sort's runs
- * share (run_file.c).  run.c holds the sort's set of runs and their file,
- * the disk they use and the random-access result's tape;
- * run_read.c reads a run's records back.  The merges above (run_merge.h)
- * read the runs through this interface, write a merge pass's runs and the
- * result's tape through it, and call nothing else of the storage but the
+ * share (run_file.c).  run.c holds the sort's set of runs and their file
+ * and the disk they use; run_read.c reads a run's records back;
+ * run_result.c holds the random-access result, in the same file.  The
+ * merges above (run_merge.h) read the runs through this interface, write a
+ * merge pass's runs and the result through it, and call nothing else of the storage but the
  * file (run_file.h) and the record format: the storage calls nothing of
  * the merges, as logtape.c calls nothing of tuplesort.c.
  *
@@ -23,7 +23,6 @@
 #include "postgres.h"
 
 #include "executor/tuptable.h"
-#include "utils/logtape.h"
 
 #include "batch/batch.h"
 #include "resolve/compare.h"
@@ -105,8 +104,6 @@ extern int	run_file_key_words(SortRuns *runs, const SortedRun *run);
 extern RunFile *runs_file(SortRuns *runs);
 extern off_t run_bytes(const SortedRun *run);
 extern void runs_release(SortRuns *runs, SortedRun *run, off_t len);
-extern LogicalTape *runs_create_result_tape(SortRuns *runs);
-extern void runs_freeze_result_tape(SortRuns *runs, LogicalTape *tape);
 
 /* run_write.c: a batch's run, for sort.c */
 extern bool runs_write_batch(SortRuns *runs, SortBatch *batch, bool behind);
@@ -125,5 +122,12 @@ extern void run_read_start(SortRuns *runs, RunReader *rd, SortedRun *run,
 						   Size buffer_size, MemoryContext cxt);
 extern bool run_read_next(SortRuns *runs, RunReader *rd);
 extern void run_read_end(SortRuns *runs, RunReader *rd);
+
+/* run_result.c: the random-access result, for the final merge */
+extern void runs_begin_result(SortRuns *runs);
+extern void runs_append_result(SortRuns *runs, MinimalTuple tuple);
+extern int64 runs_end_result(SortRuns *runs);
+extern MinimalTuple runs_result_read(SortRuns *runs, off_t *at, bool forward,
+									 char **buf, Size *buflen);
 
 #endif							/* GPUSORT_RUN_H */

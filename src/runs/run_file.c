@@ -36,10 +36,12 @@
  * are joined).  If the file was removed meanwhile (the transaction ended),
  * the duplicate only keeps the removed file's space until it is closed.
  * The final merge's threads read the runs the same way
- * (run_merge_window.c), the backend counting what they read.  No space is
- * taken again while a thread reads or writes the file (a run written
- * behind is finished before the next run is begun, and the final merge
- * writes nothing to the file), so that no thread's bytes are written over.
+ * (run_merge_window.c), the backend counting what they read.  No space a
+ * thread reads or writes is taken again meanwhile, so that no thread's
+ * bytes are written over: a run written behind is finished before the next
+ * run is begun, and the one thing written while the final merge's threads
+ * read, the random-access result (run_result.c), takes only what the
+ * backend gave back once they had read it to its end.
  * Every error of the file, the threads' too (which
  * the backend raises for them), names the file, as PostgreSQL's own errors
  * of a temporary file do.

@@ -9,7 +9,7 @@
  * are read back through the run reader (run_read.c), which decodes their
  * records and builds fixed keys again from the tuples; a merge pass writes
  * its output as a new run (runs_begin_run), and the random-access result
- * goes to a tape that the storage owns.  The last batch is not written: it
+ * goes into the runs' file too, as the storage's result (run_result.c).  The last batch is not written: it
  * stays in memory and is one input of the final merge.  The merge's state
  * is its own (RunsMerge), and sort.c ends it before the runs.  sort.c
  * calls it through run_merge.h: runs_merge_start (the passes, then the
@@ -41,13 +41,10 @@
  * merge are this file's.
  *
  * Where the plan needs random access (backward scan, mark/restore,
- * rewind), the final merge is instead written to a logical tape of
- * logtape.c, in records of their own,
- *
- *		uint32 length | MinimalTuple (length bytes) | uint32 length
- *
- * whose length at both ends lets the tape be read backwards; the tape is
- * frozen so that it can be read again.
+ * rewind), the final merge is instead written once more, as the runs'
+ * result (run_result.c): in the space its inputs give back, in records
+ * read both ways.  This file keeps the position in it: the record returned
+ * last, and the result's byte where the record after it starts.
  *
  *-------------------------------------------------------------------------
  */
@@ -126,16 +123,15 @@ struct RunsMerge
 	bool		on_the_fly;
 	int64		emitted;		/* rows the final merge returned on the fly */
 
-	/* random access: the merged result on one frozen tape */
-	LogicalTape *result;
+	/* random access: the merged result, in the runs' file */
 	int64		result_n;
 	int64		pos;			/* last returned, -1 before the first */
-	int64		tape_at;		/* the record whose start the tape is at */
+	int64		result_at;		/* the record whose start at is */
+	off_t		at;				/* the result's byte where result_at starts */
 	char	   *result_buf;
 	Size		result_buflen;
-	long		mark_block;
-	int			mark_offset;
-	int64		mark_tape_at;
+	int64		mark_result_at;
+	off_t		mark_at;
 	int64		markpos;
 };
 
@@ -496,7 +492,7 @@ pass_group_size(int npending, int excess, int order)
  * Merge runs in passes until the runs on disk and the batch held in memory
  * (last, if it holds records) fit one merge in merge_memory bytes of read
  * buffers; then start the final merge, on the fly or, for random access,
- * onto a tape of its own.  The merge is returned; runs_merge_end ends it,
+ * into the runs' result.  The merge is returned; runs_merge_end ends it,
  * before runs_end ends the runs it reads.
  *
  * A pass merges its runs in groups as small as will do, and only as many
@@ -575,16 +571,12 @@ runs_merge_start(SortRuns *runs, SortBatch *last, Size merge_memory,
 		MinimalTuple tuple;
 		int64		count = 0;
 
-		rm->result = runs_create_result_tape(runs);
+		runs_begin_result(runs);
 		while ((tuple = final_merge_next(rm)) != NULL)
 		{
-			uint32		len = tuple->t_len;
-
 			if (++count % RECORDS_PER_INTERRUPT_CHECK == 0)
 				CHECK_FOR_INTERRUPTS();
-			LogicalTapeWrite(rm->result, &len, sizeof(len));
-			LogicalTapeWrite(rm->result, tuple, len);
-			LogicalTapeWrite(rm->result, &len, sizeof(len));
+			runs_append_result(runs, tuple);
 		}
 
 		/*
@@ -594,9 +586,9 @@ runs_merge_start(SortRuns *runs, SortBatch *last, Size merge_memory,
 		if (rm->window)
 			window_merge_close(rm->window);
 		rm->window = NULL;
-		rm->result_n = count;
-		runs_freeze_result_tape(runs, rm->result);
-		rm->tape_at = 0;
+		rm->result_n = runs_end_result(runs);
+		rm->result_at = 0;
+		rm->at = 0;
 		rm->pos = -1;
 	}
 	return rm;
@@ -652,48 +644,26 @@ final_merge_next(RunsMerge *rm)
  * ---------------------------------------------------------------------
  */
 
-static void
-read_exactly(LogicalTape *tape, void *ptr, size_t size)
-{
-	if (LogicalTapeRead(tape, ptr, size) != size)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("gpusort: unexpected end of data in a temporary file")));
-}
-
-/* Read the result tape's record j (random access). */
+/* Read the result's record j (random access). */
 static MinimalTuple
 result_read(RunsMerge *rm, int64 j)
 {
-	LogicalTape *tape = rm->result;
-	uint32		len;
-
-	/* back to record j's start: over each record's trailing length */
-	while (rm->tape_at > j)
+	/* back to record j's start, over the records between */
+	while (rm->result_at > j)
 	{
-		if (LogicalTapeBackspace(tape, sizeof(len)) != sizeof(len))
-			elog(ERROR, "gpusort: could not read a temporary file backwards");
-		read_exactly(tape, &len, sizeof(len));
-		if (LogicalTapeBackspace(tape, len + 2 * sizeof(len)) != len + 2 * sizeof(len))
-			elog(ERROR, "gpusort: could not read a temporary file backwards");
-		rm->tape_at--;
+		(void) runs_result_read(rm->runs, &rm->at, false,
+								&rm->result_buf, &rm->result_buflen);
+		rm->result_at--;
 	}
 	/* forward to it, reading the records between */
 	for (;;)
 	{
-		read_exactly(tape, &len, sizeof(len));
-		if (len + sizeof(len) > rm->result_buflen)
-		{
-			Size		newlen = Max(len + sizeof(len), Max(rm->result_buflen * 2, 1024));
+		MinimalTuple tuple = runs_result_read(rm->runs, &rm->at, true,
+											  &rm->result_buf,
+											  &rm->result_buflen);
 
-			if (rm->result_buf)
-				pfree(rm->result_buf);
-			rm->result_buf = MemoryContextAlloc(rm->cxt, newlen);
-			rm->result_buflen = newlen;
-		}
-		read_exactly(tape, rm->result_buf, len + sizeof(len));
-		if (rm->tape_at++ == j)
-			return (MinimalTuple) rm->result_buf;
+		if (rm->result_at++ == j)
+			return tuple;
 	}
 }
 
@@ -720,8 +690,8 @@ void
 runs_merge_markpos(RunsMerge *rm)
 {
 	Assert(!rm->on_the_fly);
-	LogicalTapeTell(rm->result, &rm->mark_block, &rm->mark_offset);
-	rm->mark_tape_at = rm->tape_at;
+	rm->mark_at = rm->at;
+	rm->mark_result_at = rm->result_at;
 	rm->markpos = rm->pos;
 }
 
@@ -729,8 +699,8 @@ void
 runs_merge_restorepos(RunsMerge *rm)
 {
 	Assert(!rm->on_the_fly);
-	LogicalTapeSeek(rm->result, rm->mark_block, rm->mark_offset);
-	rm->tape_at = rm->mark_tape_at;
+	rm->at = rm->mark_at;
+	rm->result_at = rm->mark_result_at;
 	rm->pos = rm->markpos;
 }
 
@@ -738,8 +708,8 @@ void
 runs_merge_rewind(RunsMerge *rm)
 {
 	Assert(!rm->on_the_fly);
-	LogicalTapeRewindForRead(rm->result, BLCKSZ);
-	rm->tape_at = 0;
+	rm->at = 0;
+	rm->result_at = 0;
 	rm->pos = -1;
 	rm->markpos = -1;
 }
@@ -759,7 +729,7 @@ runs_merge_threads(RunsMerge *rm)
 
 /*
  * End the merge: the window merge's memory goes, and its threads' hold on
- * the runs' file.  The runs' file and the result's tape are the storage's,
+ * the runs' file.  The runs' file and the result in it are the storage's,
  * which runs_end closes after this.
  */
 void

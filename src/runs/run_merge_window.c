@@ -39,10 +39,10 @@
  * window_merge_threads, window_merge_close), over the runs' storage
  * (run.h): it reads the runs' file itself (run_file.c), in its threads
  * and a window at a time, rather than a record at a time through the run
- * reader (run_read.c), and decodes their records with run_format.h.  An
- * extent read to its end is given back at once (runs_release), in the
- * backend; what runs not read to their end hold goes with the file
- * (runs_end).
+ * reader (run_read.c), and decodes their records with run_format.h.  What
+ * its threads have read of a run is given back (runs_release) by the
+ * backend as each fill ends, while no thread reads; what runs not read to
+ * their end hold goes with the file (runs_end).
  *
  * The windows are a pipeline of two: while the backend returns one
  * window's tuples from one output, the threads fill the inputs and merge
@@ -459,9 +459,9 @@ input_parse(WindowMerge *wm, WindowInput *in)
 
 /*
  * Read in's run into the room left in its read buffer, from the run's next
- * extent where one ends; an extent read to its end is given back at once.
- * A record larger than the read buffer grows it.  The backend's part of
- * the fill: what the task left.
+ * extent where one ends; what the threads and this have read of the run is
+ * given back first.  A record larger than the read buffer grows it.  The
+ * backend's part of the fill: what the task left, with no thread reading.
  */
 static void
 input_fill(SortRuns *runs, WindowMerge *wm, WindowInput *in)
@@ -472,6 +472,13 @@ input_fill(SortRuns *runs, WindowMerge *wm, WindowInput *in)
 		RunExtent  *extent = &run->extents[0];
 		Size		more;
 
+		/*
+		 * A run written behind is one extent: given back only at its end, the
+		 * random-access result written meanwhile would find no room in it
+		 */
+		if (in->read_pos > extent->offset &&
+			in->read_pos < extent->offset + extent->len)
+			runs_release(runs, run, in->read_pos - extent->offset);
 		if (in->read_pos == extent->offset + extent->len)
 		{
 			runs_release(runs, run, extent->len);

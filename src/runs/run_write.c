@@ -39,6 +39,10 @@
  * they start, a run is written in pieces of the file taken as the last
  * fills (run_file_take), and a record may lie across two.
  *
+ * The random-access result (run_result.c) goes through the same output, a
+ * buffer and the pieces behind it, with records of its own:
+ * run_output_write, run_output_flush and run_output_end.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -84,7 +88,7 @@ run_add_extent(SortRuns *runs, SortedRun *run, off_t offset, off_t len)
 }
 
 /* Write len bytes at the run's end, in pieces of the file taken as needed. */
-static void
+void
 run_output_write(SortRuns *runs, RunOutput *out, const char *data, Size len)
 {
 	while (len > 0)
@@ -104,7 +108,7 @@ run_output_write(SortRuns *runs, RunOutput *out, const char *data, Size len)
 }
 
 /* Write the buffer's records to the run. */
-static void
+void
 run_output_flush(SortRuns *runs, RunOutput *out)
 {
 	if (out->used > 0)
@@ -113,7 +117,7 @@ run_output_flush(SortRuns *runs, RunOutput *out)
 }
 
 /* The run is written: the rest of its last piece is given back. */
-static void
+void
 run_output_end(SortRuns *runs, RunOutput *out)
 {
 	run_output_flush(runs, out);
@@ -129,10 +133,10 @@ run_output_record(SortRuns *runs, RunOutput *out, int key_words,
 	Size		key_bytes = key_words * sizeof(uint64);
 	Size		need = run_record_bytes(tuple, key_bytes);
 
-	if (out->used + need > RUN_WRITE_BUFFER)
+	if (out->used + need > out->bufsize)
 	{
 		run_output_flush(runs, out);
-		if (need > RUN_WRITE_BUFFER)
+		if (need > out->bufsize)
 		{
 			/* a record larger than the buffer: its tuple goes directly */
 			out->used = run_record_put_head(out->buf, key, key_bytes, tuple);
@@ -535,7 +539,7 @@ runs_write_batch(SortRuns *runs, SortBatch *batch, bool behind)
 	gpusort_fault_point(GPUSORT_PHASE_SPILL);
 	if (!written_behind)
 	{
-		RunOutput	out = {&runs->file, run, 0, 0, NULL, 0};
+		RunOutput	out = {&runs->file, run, 0, 0, NULL, RUN_WRITE_BUFFER, 0};
 
 		if (batch->pool && threadpool_count(batch->pool) > 0 &&
 			batch->ntuples >= 2 * SPILL_SLICE_RECORDS)
@@ -616,6 +620,7 @@ runs_begin_run(SortRuns *runs, const SortedRun *like, off_t expected_bytes)
 	runs->output.piece = 0;
 	runs->output.piece_left = 0;
 	runs->output.buf = MemoryContextAlloc(runs->cxt, RUN_WRITE_BUFFER);
+	runs->output.bufsize = RUN_WRITE_BUFFER;
 	runs->output.used = 0;
 	/* a run of one extent at the least, as its inputs' bytes and pieces */
 	out->maxextents = Max(4, (int) Min(expected_bytes / RUN_PIECE_BYTES + 1, 1024));

@@ -15,6 +15,13 @@
 # a tenth more.  There a GpuSort with keys would hold more than Sort (its
 # records, and on the CPU the radix sort's workspace, take more than Sort's
 # SortTuple) and write a run; it must give its keys up and sort in memory.
+#
+# A SCROLL cursor needs random access: Sort then merges its tapes onto one
+# more tape of the same set, which takes the blocks its inputs have read.
+# At budgets where it spills, the server log's temporary files
+# (log_temp_files = 0) give Sort's whole disk; a GpuSort under
+# temp_file_limit at 1.1 times that must write one file, within it, and
+# return the same rows read forward, backward and by position.
 use strict;
 use warnings;
 
@@ -81,6 +88,52 @@ ok(%passes, 'the sweep has sorts merged in several passes');
 ok(%memory, 'the sweep has budgets where Sort needs no temporary file');
 ok($memory{$_}, "Sort sorts in memory at $_, just above what it needs")
   for @band;
+
+# the sizes of the temporary files the server logged after log position $from
+sub logged_temp_files
+{
+	my ($from) = @_;
+	my $log = substr(slurp_file($node->logfile), $from);
+	return $log =~ /temporary file: path "[^"]*", size (\d+)/g;
+}
+
+my $scroll = q{BEGIN;
+DECLARE c SCROLL CURSOR FOR SELECT id, k FROM space ORDER BY k, id;
+MOVE FORWARD ALL IN c;
+FETCH BACKWARD 3 FROM c;
+FETCH ABSOLUTE 500000 FROM c;
+FETCH RELATIVE -2 FROM c;
+FETCH FIRST FROM c;
+FETCH FORWARD 2 FROM c;
+MOVE LAST IN c;
+FETCH PRIOR FROM c;
+COMMIT};
+for my $budget ('64kB', '1MB', '16MB')
+{
+	my $from = -s $node->logfile;
+	my $native = $node->safe_psql('postgres',
+		"SET gpusort.enabled = off; SET work_mem = '$budget'; SET log_temp_files = 0; $scroll");
+	my @native_files = logged_temp_files($from);
+	my $native_kb = 0;
+	$native_kb += $_ / 1024 for @native_files;
+	ok(@native_files, "random access at $budget: Sort spilled, " . int($native_kb)
+		  . ' kB in ' . scalar(@native_files) . ' file(s)');
+
+	my $sorts = $node->safe_psql('postgres', q{SELECT sum(value) FROM gpusort_stat WHERE what = 'sorts'});
+	$from = -s $node->logfile;
+	my $limit = int($native_kb * 1.1);
+	my ($ret, $out, $stderr) = $node->psql('postgres',
+		"SET gpusort.max_memory = '$budget'; SET temp_file_limit = '${limit}kB'; SET log_temp_files = 0; $scroll");
+	my @files = logged_temp_files($from);
+	my $kb = 0;
+	$kb += $_ / 1024 for @files;
+	is($ret, 0, "random access at $budget: GpuSort ran within 1.1 times Sort's $native_kb kB"
+		  . ($ret == 0 ? ' (' . int($kb) . ' kB)' : ": $stderr"));
+	cmp_ok($node->safe_psql('postgres', q{SELECT sum(value) FROM gpusort_stat WHERE what = 'sorts'}),
+		'>', $sorts, "random access at $budget: the sort was a GpuSort");
+	is(scalar(@files), 1, "random access at $budget: one temporary file, the runs' and the result's");
+	is($out, $native, "random access at $budget: the same rows as Sort's, forward, backward and by position");
+}
 
 $node->stop;
 unlike(slurp_file($node->logfile), qr/leak|WARNING|terminated by signal|PANIC/,
