@@ -509,6 +509,7 @@ reset_shared(LoadBlocks *lb)
 {
 	LoadShared *sh = lb->shared;
 	uint64		room;
+	uint64		move;
 
 	lb->shm_cap = PG_UINT64_MAX;
 	if (dynamic_shared_memory_type == DSM_IMPL_POSIX)
@@ -529,15 +530,19 @@ reset_shared(LoadBlocks *lb)
 	 * Blocks small enough that a small room still fills a few per
 	 * participant, large enough that linking them costs nothing.  Together
 	 * they take at most a quarter of the room, or a move's worth where
-	 * that is more: while the leader lags, blocks the workers fill would
-	 * otherwise take what the sort's batch has yet to reserve, and the
-	 * batch, left a sliver, would write a run of every sliver.
+	 * that is more and within half of it: while the leader lags, blocks the
+	 * workers fill would otherwise take what the sort's batch has yet to
+	 * reserve, and the batch, left a sliver, would write a run of every
+	 * sliver.  Where not even one block fits that, none is taken, and the
+	 * rows come through the Gather's queue, as a serial load's come.
 	 */
 	room = block_room(lb);
 	sh->block_size = MAXALIGN(Max(Min(room / (8 * sh->nparticipants), LOAD_BLOCK_MAX),
 								  LOAD_BLOCK_MIN));
-	lb->blocks_cap = Max(room / 4, (uint64) LOAD_DRAIN_BLOCKS_PER_WORKER *
-						 sh->nparticipants * sh->block_size);
+	move = (uint64) LOAD_DRAIN_BLOCKS_PER_WORKER * sh->nparticipants * sh->block_size;
+	lb->blocks_cap = (move <= room / 2) ? Max(room / 4, move) : room / 4;
+	if (lb->blocks_cap < sh->block_size)
+		lb->blocks_cap = 0;
 	memset(sh->participants, 0, sizeof(LoadParticipant) * sh->nparticipants);
 	update_limit(lb);
 }

@@ -341,13 +341,15 @@ gpusort_load_below(PlanState *child)
 
 /*
  * Before the Gather starts: the sort the leader puts rows into; the blocks
- * in flight are held in the load's share of the budget from now on.
+ * in flight are held in the load's share of the budget from now on, paired
+ * with the sort's (gpusort_sort_load_pair).
  */
 void
 gpusort_load_start(GpuSortLoadState *load, Sorter *sort)
 {
 	load->blocks.sort = sort;
 	load->blocks.budget = load->share;
+	gpusort_sort_load_pair(load->share, sort);
 	INSTR_TIME_SET_CURRENT(load->sort_start);
 }
 

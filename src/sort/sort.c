@@ -44,7 +44,8 @@
  * gpusort_sort_restorepos and gpusort_sort_rescan; gpusort_sort_reset for a
  * new input; gpusort_sort_get_stats; gpusort_sort_end; whether a column
  * has a key at all (gpusort_sort_column_has_key); and, for a parallel load's
- * blocks, gpusort_sort_load_share, gpusort_sort_load_room,
+ * blocks, gpusort_sort_load_share, gpusort_sort_load_pair,
+ * gpusort_sort_load_room,
  * gpusort_sort_load_reserve, gpusort_sort_load_hold and
  * gpusort_sort_load_held.
  *
@@ -897,6 +898,18 @@ gpusort_sort_load_share(int workers)
 	budget_join(&share->budget, CurrentMemoryContext);
 	budget_count_workers(&share->budget, workers);
 	return share;
+}
+
+/*
+ * The load's blocks are in flight to sort from now: the two have the
+ * minimum a sort may always hold between them, the blocks none of their
+ * own (budget_pair_load), so that a sort loaded in parallel stays within a
+ * budget that a serial one stays within.
+ */
+void
+gpusort_sort_load_pair(SortLoadShare *share, Sorter *sort)
+{
+	budget_pair_load(&sort->memory.budget, &share->budget);
 }
 
 /*

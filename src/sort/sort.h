@@ -93,6 +93,7 @@ extern bool gpusort_sort_column_has_key(Oid typid, Oid sortop, Oid collation);
 typedef struct SortLoadShare SortLoadShare;
 
 extern SortLoadShare *gpusort_sort_load_share(int workers);
+extern void gpusort_sort_load_pair(SortLoadShare *share, Sorter *sort);
 extern Size gpusort_sort_load_room(SortLoadShare *share);
 extern Size gpusort_sort_load_reserve(SortLoadShare *share, Size want);
 extern void gpusort_sort_load_hold(SortLoadShare *share, Size bytes);

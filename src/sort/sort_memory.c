@@ -62,7 +62,9 @@
  * which SET ROLE does not change; superusers' sessions are not bound.
  *
  * When the others hold it all, a sort still gets BUDGET_SORT_MINIMUM (or
- * the backend's budget, if smaller) and spills in runs of that size, so
+ * the backend's budget, if smaller; with its parallel load's blocks in
+ * flight, whose rows come through the Gather's queue where they find no
+ * room, the two together: budget_pair_load) and spills in runs of that size, so
  * that it finishes rather than fail or wait on memory that a cursor may
  * hold for hours.  For that minimum the server keeps a reserve: sorts grow
  * only to the limit less a sixteenth of it (BUDGET_SERVER_RESERVE_FRACTION),
@@ -328,6 +330,9 @@ budget_release(void *arg)
 	share->held = 0;
 	backend_workers -= share->workers;
 	share->workers = 0;
+	if (share->partner)
+		share->partner->partner = NULL;
+	share->partner = NULL;
 }
 
 /* A new sort, whose share lives as long as owner's memory. */
@@ -338,6 +343,8 @@ budget_join(BudgetShare *share, MemoryContext owner)
 	share->workers = 0;
 	share->server_bound = false;
 	share->maintenance = false;
+	share->no_minimum = false;
+	share->partner = NULL;
 	if (!OidIsValid(backend_role))
 	{
 		backend_role = GetSessionUserId();
@@ -359,6 +366,22 @@ budget_count_workers(BudgetShare *share, int workers)
 	workers = Max(workers, 0);
 	backend_workers += workers - share->workers;
 	share->workers = workers;
+}
+
+/*
+ * blocks, a parallel load's share, holds the blocks in flight to sort's
+ * share: the two have one minimum between them, and the blocks none of
+ * their own, so that a sort and its load together stay within the budget
+ * wherever it allows a sort its minimum.  The link goes with either share.
+ */
+void
+budget_pair_load(BudgetShare *sort, BudgetShare *blocks)
+{
+	if (blocks->partner)
+		blocks->partner->partner = NULL;
+	blocks->no_minimum = true;
+	blocks->partner = sort;
+	sort->partner = blocks;
 }
 
 /* work_mem for each process that sorts with the backend, in bytes */
@@ -559,6 +582,24 @@ sort_minimum(void)
 }
 
 /*
+ * What the share may always hold: the sort's minimum, less what its
+ * load's blocks hold (the two are one sort's), or nothing for the blocks,
+ * whose rows come through the Gather's queue where they find no room.
+ */
+static Size
+share_minimum(BudgetShare *share)
+{
+	Size		minimum;
+
+	if (share->no_minimum)
+		return 0;
+	minimum = sort_minimum();
+	if (share->partner)
+		minimum -= Min(minimum, share->partner->held);
+	return minimum;
+}
+
+/*
  * What the server's budget leaves the share to grow to, beside what every
  * other sort holds, where the total is held_all: the limit less its
  * reserve, and the reserve too up to the sort's minimum (the file's head
@@ -571,7 +612,7 @@ server_room(BudgetShare *share, Size server, uint64 held_all)
 	Size		growth_limit = server - server / BUDGET_SERVER_RESERVE_FRACTION;
 	Size		room = (others < growth_limit) ? growth_limit - others : 0;
 
-	return Max(room, sort_minimum());
+	return Max(room, share_minimum(share));
 }
 
 /*
@@ -600,7 +641,7 @@ role_room(BudgetShare *share, Size limit, uint64 role_held)
 	Size		others = (role_held > share->held) ? (Size) role_held - share->held : 0;
 	Size		room = (others < limit) ? limit - others : 0;
 
-	return Max(room, sort_minimum());
+	return Max(room, share_minimum(share));
 }
 
 /*
@@ -633,7 +674,7 @@ budget_available(BudgetShare *share)
 			share->server_bound = true;
 		}
 	}
-	return Max(left, sort_minimum());
+	return Max(left, share_minimum(share));
 }
 
 /*
@@ -647,7 +688,7 @@ budget_available(BudgetShare *share)
 Size
 budget_reserve(BudgetShare *share, Size want)
 {
-	Size		target = Min(want, Max(backend_room(share), sort_minimum()));
+	Size		target = Min(want, Max(backend_room(share), share_minimum(share)));
 	Size		server = budget_server_limit();
 	Size		role;
 	uint64		held_all;

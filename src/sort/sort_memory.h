@@ -24,11 +24,14 @@ typedef struct BudgetShare
 	bool		server_bound;	/* budget_available's answer was the server's */
 	bool		maintenance;	/* an index build's sort: its floor is
 								 * maintenance_work_mem, not work_mem */
+	bool		no_minimum;		/* a load's blocks: budget_pair_load */
+	struct BudgetShare *partner;	/* the sort's, or its load's blocks' */
 	MemoryContextCallback release;
 } BudgetShare;
 
 extern void budget_join(BudgetShare *share, MemoryContext owner);
 extern void budget_count_workers(BudgetShare *share, int workers);
+extern void budget_pair_load(BudgetShare *sort, BudgetShare *blocks);
 extern void budget_hold(BudgetShare *share, Size bytes);
 extern Size budget_available(BudgetShare *share);
 extern Size budget_reserve(BudgetShare *share, Size want);

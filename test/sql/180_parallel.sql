@@ -16,7 +16,8 @@
 --   (gpusort.max_memory = 1MB), and without workers (max_parallel_workers
 --   = 0, parallel_leader_participation = off) the result is the same; a
 --   load that spills, the leader scanning too, leaves most of the scan to
---   the workers, and writes runs of about a serial sort's size.
+--   the workers, and writes runs of about a serial sort's size; at 64 kB
+--   to 1 MB, a sort and its load's blocks together within the budget.
 --
 SET search_path = gs, public;
 
@@ -160,6 +161,35 @@ SELECT s.runs > 1 AS serial_spilled, min(p.runs) < 3 * s.runs AS parallel_runs_l
  GROUP BY s.runs;
 RESET gpusort.max_memory;
 
+-- at the smallest budgets too, a sort and its load's blocks stay within
+-- the budget together, as a serial sort does: the blocks have no minimum
+-- of their own beside the sort's, and none is taken where one would not
+-- fit in a quarter of the budget (the rows then come through the Gather's
+-- queue); the batches stay as large as a serial sort's
+CREATE FUNCTION gs.sort_memory(q text, budget text, workers int,
+                               OUT used_kb bigint, OUT budget_kb bigint, OUT runs int)
+LANGUAGE plpgsql AS $$
+DECLARE
+  plan jsonb;
+  n jsonb;
+BEGIN
+  PERFORM set_config('max_parallel_workers_per_gather', workers::text, true);
+  PERFORM set_config('gpusort.max_memory', budget, true);
+  EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO plan;
+  n := jsonb_path_query_first(plan, 'strict $.**? (@."Custom Plan Provider" == "GpuSort")');
+  used_kb := (n ->> 'Memory Used')::bigint;
+  budget_kb := (n ->> 'Memory Budget')::bigint;
+  runs := (n ->> 'Runs Written')::int;
+END $$;
+SELECT b AS budget, p.budget_kb, p.used_kb <= p.budget_kb AS parallel_within_budget,
+       p.runs < 2 * s.runs AS parallel_runs_like_serial
+  FROM unnest(ARRAY['64kB', '256kB', '1MB']) b,
+       LATERAL sort_memory('SELECT * FROM gs_par_spill ORDER BY pad', b, 0) s,
+       LATERAL sort_memory('SELECT * FROM gs_par_spill ORDER BY pad', b, 2) p;
+SET gpusort.max_memory = '64kB';
+SELECT gs_check('SELECT pad, id FROM gs_par_spill ORDER BY pad');
+RESET gpusort.max_memory;
+
 -- a parallel Merge Join: PostgreSQL's plan, with serial GpuSorts in the
 -- workers (no Gather of ours below a Gather), the inner one marked and
 -- restored
@@ -219,4 +249,5 @@ RESET parallel_tuple_cost;
 
 DROP FUNCTION gs.unsafe_twice(float8);
 DROP FUNCTION gs.parallel_load(text);
+DROP FUNCTION gs.sort_memory(text, text, int);
 DROP TABLE gs_par, gs_par_spill;
