@@ -19,6 +19,14 @@
 #    ORDER BY id as the control.  Prints each sort's execution time and
 #    shared buffers (the TOAST table's pages each sort read, with the
 #    table's own).
+# 3. Random access.  A SCROLL cursor over space_N's (id, k) ORDER BY k,
+#    id, read to its end, back and by position, under each budget of
+#    --budgets and 64kB: the temporary files each sort wrote, in all (the
+#    server log's, log_temp_files = 0: Sort merges onto one more tape of
+#    its tapes' set, GpuSort into its runs' file), and the time.
+# 4. A parallel load at small budgets.  space_N ORDER BY pad with two
+#    workers, and serially, at 64kB, 256kB and 1MB: GpuSort's Memory Used
+#    against its Memory Budget, and its runs.
 # Builds and installs gpusort itself (bench/build.sh).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -34,7 +42,7 @@ source "$root/bench/build.sh"
 source "$root/bench/pgserver.sh"
 trap pgserver_stop EXIT
 pgserver_start "${BENCH_DIR:-/tmp/gpusort-spill-space}" "shared_preload_libraries = 'gpusort'" \
-  "jit = off" "max_parallel_workers_per_gather = 0"
+  "jit = off" "max_parallel_workers_per_gather = 0" "log_temp_files = 0"
 psql -X -q -c "CREATE EXTENSION gpusort" \
   -c "CREATE UNLOGGED TABLE space_$rows AS SELECT g::int8 AS id, hashint8(g) AS k, md5(g::text) AS pad FROM generate_series(1, $rows) g" \
   -c "VACUUM ANALYZE space_$rows"
@@ -73,4 +81,44 @@ for order in id v; do
     label=GpuSort; [[ $s == *"enabled = off"* ]] && label=Sort
     echo "ORDER BY $order, $label: $(explain "$s" "$q" '^ *(Sort|Custom Scan)|Runs Written|Merge Passes|Buffers: shared hit=[0-9]+, temp|Execution' | sed 's/ Buffers/; Buffers/g')"
   done
+done
+
+echo
+echo "== random access: a SCROLL cursor over $rows rows of (id, k), ORDER BY k, id"
+scroll="BEGIN; DECLARE c SCROLL CURSOR FOR SELECT id, k FROM space_$rows ORDER BY k, id;
+MOVE FORWARD ALL IN c; FETCH BACKWARD 3 FROM c; FETCH ABSOLUTE $((rows / 2)) FROM c;
+FETCH RELATIVE -2 FROM c; FETCH FIRST FROM c; COMMIT;"
+# the sizes of the temporary files logged from byte $1 of the server log on, and how many
+temp_files_kb() {
+  tail -c +"$(( $1 + 1 ))" "$PGSERVER_DIR/server.log" |
+    sed -n 's/.*temporary file: path "[^"]*", size \([0-9]*\).*/\1/p' |
+    awk '{ kb += $1 / 1024; n++ } END { printf "%d kB in %d file(s)", kb, n }'
+}
+printf '%-8s %-24s %-24s %10s %10s %6s\n' budget "Sort wrote" "GpuSort wrote" "Sort ms" "GpuSort ms" same
+for budget in 64kB $budgets; do
+  out=() files=() ms=()
+  for s in "SET gpusort.enabled = off; SET work_mem = '$budget';" "SET gpusort.max_memory = '$budget';"; do
+    from=$(stat -c %s "$PGSERVER_DIR/server.log")
+    start=$(date +%s%N)
+    out+=("$(psql -X -q -At -c "$s" -c "$scroll" | md5sum)")
+    ms+=($(( ($(date +%s%N) - start) / 1000000 )))
+    sleep 0.2
+    files+=("$(temp_files_kb "$from")")
+  done
+  printf '%-8s %-24s %-24s %10s %10s %6s\n' "$budget" "${files[0]}" "${files[1]}" "${ms[0]}" "${ms[1]}" \
+    "$( [ "${out[0]}" = "${out[1]}" ] && echo yes || echo NO)"
+done
+
+echo
+echo "== a parallel load at small budgets: $rows rows, SELECT * FROM space_$rows ORDER BY pad"
+printf '%-8s %-28s %-28s\n' budget "serial: used / budget, runs" "2 workers: used / budget, runs"
+par="SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;"
+for budget in 64kB 256kB 1MB; do
+  cols=()
+  for w in 0 2; do
+    line=$(explain "$par SET max_parallel_workers_per_gather = $w; SET gpusort.max_memory = '$budget';" \
+      "SELECT * FROM space_$rows ORDER BY pad OFFSET $rows" 'Memory Budget|Memory Used|Runs Written:')
+    cols+=("$(sed -n 's/.*Memory Budget: \([0-9]*\) kB.*Memory Used: \([0-9]*\) kB.*Runs Written: \([0-9]*\).*/\2 kB \/ \1 kB, \3 runs/p' <<< "$line")")
+  done
+  printf '%-8s %-28s %-28s\n' "$budget" "${cols[0]}" "${cols[1]}"
 done

@@ -7,8 +7,10 @@
 #                                      with PROGRESS_LOG set, the file is
 #                                      that one, and stays
 #   COMMAND | progress_watch LABEL     copy COMMAND's output as it comes and,
-#                                      where no line came for 25 s, say that
+#                                      where nothing came for 20 s, say that
 #                                      LABEL still runs, and since when
+# Both check every few seconds, so that the longest silence stays under
+# 25 s however the command's output falls.
 # test/chroot.sh copies this file beside install-deps.sh into a new chroot.
 
 progress_quiet() {
@@ -46,7 +48,7 @@ progress_watch() {
         printf '%s' "$line"
         partial=1
         last=$SECONDS
-      elif [ $((SECONDS - last)) -ge 25 ]; then
+      elif [ $((SECONDS - last)) -ge 20 ]; then
         [ $partial = 0 ] || echo
         partial=0
         echo "   ($label: still running, $((SECONDS - start)) s since it started)"

@@ -65,7 +65,7 @@ min_parallel_table_scan_size = 0"
 fi
 source "$root/test/progress.sh"
 # phase TEXT: a line for each phase, with the time since the start; within
-# a phase, progress_watch says where no line came for 25 s
+# a phase, progress_watch says where no line came for 20 s
 started=$SECONDS
 phase() {
   local t=$((SECONDS - started))
