@@ -43,9 +43,25 @@
  * index is PostgreSQL's, page for page.  A wrong order from the sort would
  * cost time, never a wrong index.
  *
+ * gpusort's part, the scan into its sort and the sort, runs in an
+ * internal subtransaction (scan_and_sort), as a PL/pgSQL block with an
+ * EXCEPTION clause runs its statements: if it fails (out of memory, a
+ * temporary file, the GPU, an injected fault), the error is logged, the
+ * subtransaction rolled back, which releases the scan's pins and
+ * snapshots, and the sort's memory and temporary file are freed; then
+ * btbuild builds the index as if gpusort had never taken it.  A cancel,
+ * a timeout, a deadlock or a shutdown is raised again instead.  The sort
+ * itself runs under a resource owner of its own, a child of the build's,
+ * so that its temporary file outlives the subtransaction's commit and is
+ * closed when the sort ends or fails.  btbuild's pass over the sorted
+ * rows is not in the subtransaction: its errors (a unique violation) are
+ * the build's own.  In parallel mode, where no subtransaction may start,
+ * the build is btbuild's from the start.
+ *
  * gpusort_stat counts the builds gpusort sorted, by the engine that
- * ordered them, and those it left to PostgreSQL, by why; a DEBUG1 line
- * says the same of each build.
+ * ordered them, and those it left to PostgreSQL, by why (a fallback
+ * among them); a DEBUG1 line says the same of each build, a LOG line of
+ * each fallback.
  *
  *-------------------------------------------------------------------------
  */
@@ -62,20 +78,24 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
+#include "commands/progress.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
 #include "optimizer/plancat.h"
+#include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
+#include "utils/resowner.h"
 
 #include "index/index_build.h"
 #include "sort/sort.h"
 #include "support/compat.h"
+#include "support/faults.h"
 #include "support/settings.h"
 #include "support/stat.h"
 
@@ -93,6 +113,8 @@ static object_access_hook_type prev_object_access_hook = NULL;
 /* a build's sort, its description and what replay_range_scan returns */
 typedef struct IndexBuildSort
 {
+	MemoryContext cxt;			/* the sort and its slots */
+	ResourceOwner owner;		/* the sort's temporary file */
 	Sorter	   *sorter;
 	TupleDesc	tupdesc;		/* the index's columns, TID, alive */
 	TupleTableSlot *slot;		/* a row put in */
@@ -109,6 +131,9 @@ typedef struct IndexBuildSort
 
 /* the sort that replay_range_scan replays, during btbuild only */
 static IndexBuildSort *replaying = NULL;
+
+/* the resource owner of scan_and_sort's scan, its subtransaction's */
+static ResourceOwner scan_owner = NULL;
 
 /*
  * The TID as an int8 that sorts as ItemPointerCompare orders TIDs: the
@@ -176,6 +201,9 @@ index_build_choose(Relation heap, Relation index, IndexInfo *indexInfo,
 		return INDEX_LEFT_SETTING;
 	if (!gpusort_storage_new_in_xact(index))
 		return INDEX_LEFT_LATER_XACT;
+	/* scan_and_sort's subtransaction cannot start in parallel mode */
+	if (IsInParallelMode())
+		return INDEX_LEFT_PARALLEL_MODE;
 	/* REINDEX SYSTEM's: the sort's own catalog lookups stay out of them */
 	if (IsCatalogRelation(heap))
 		return INDEX_LEFT_CATALOG;
@@ -273,7 +301,10 @@ put_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	slot->tts_values[bs->natts + 1] = BoolGetDatum(tupleIsAlive);
 	slot->tts_isnull[bs->natts + 1] = false;
 	ExecStoreVirtualTuple(slot);
+	/* the sort's file is its owner's, not the subtransaction's */
+	CurrentResourceOwner = bs->owner;
 	gpusort_sort_puttupleslot(bs->sorter, slot);
+	CurrentResourceOwner = scan_owner;
 }
 
 /*
@@ -299,6 +330,7 @@ replay_range_scan(Relation table_rel, Relation index_rel,
 		elog(ERROR, "gpusort: unexpected scan of \"%s\" during an index build",
 			 RelationGetRelationName(table_rel));
 	replaying = NULL;
+	gpusort_fault_point(GPUSORT_PHASE_REPLAY);
 	slot = bs->sorted;
 	while (gpusort_sort_gettupleslot(bs->sorter, true, slot))
 	{
@@ -313,9 +345,122 @@ replay_range_scan(Relation table_rel, Relation index_rel,
 	return bs->reltuples;
 }
 
+/* The sort's memory and resource owner go: isCommit where it ended well. */
+static void
+release_sort(IndexBuildSort *bs, bool isCommit)
+{
+	/* the memory first: its callbacks stop the sort's pool threads */
+	MemoryContextDelete(bs->cxt);
+	ResourceOwnerRelease(bs->owner, RESOURCE_RELEASE_BEFORE_LOCKS,
+						 isCommit, false);
+	ResourceOwnerRelease(bs->owner, RESOURCE_RELEASE_LOCKS, isCommit, false);
+	ResourceOwnerRelease(bs->owner, RESOURCE_RELEASE_AFTER_LOCKS,
+						 isCommit, false);
+	ResourceOwnerDelete(bs->owner);
+}
+
+/*
+ * Whether btbuild may build the index after this error of gpusort's part:
+ * not after a cancel, a timeout, a deadlock or a shutdown, which are to
+ * end the statement as they would end PostgreSQL's build.
+ */
+static bool
+error_falls_back(ErrorData *edata)
+{
+	if (edata->elevel >= FATAL)
+		return false;
+	switch (edata->sqlerrcode)
+	{
+		case ERRCODE_QUERY_CANCELED:
+		case ERRCODE_ADMIN_SHUTDOWN:
+		case ERRCODE_CRASH_SHUTDOWN:
+		case ERRCODE_LOCK_NOT_AVAILABLE:
+		case ERRCODE_T_R_DEADLOCK_DETECTED:
+		case ERRCODE_IDLE_IN_TRANSACTION_SESSION_TIMEOUT:
+			return false;
+		default:
+			return true;
+	}
+}
+
+/*
+ * gpusort's part of the build: the table scanned into the sort, and the
+ * sort, in an internal subtransaction.  False where it failed, logged,
+ * and the build is btbuild's; an error that is not to fall back is raised
+ * again, once the subtransaction and the sort are gone.
+ */
+static bool
+scan_and_sort(Relation heap, Relation index, IndexInfo *indexInfo,
+			  IndexBuildSort *bs)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+	ErrorData  *edata = NULL;
+
+	bs->cxt = AllocSetContextCreate(oldcxt, "gpusort index build",
+									ALLOCSET_DEFAULT_SIZES);
+	bs->owner = ResourceOwnerCreate(oldowner, "gpusort index build");
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(bs->cxt);
+	scan_owner = CurrentResourceOwner;
+	PG_TRY();
+	{
+		bs->tupdesc = build_tupdesc(index, bs->natts);
+		bs->slot = MakeSingleTupleTableSlot(bs->tupdesc, &TTSOpsVirtual);
+		bs->sorted = MakeSingleTupleTableSlot(bs->tupdesc, &TTSOpsMinimalTuple);
+		CurrentResourceOwner = bs->owner;
+		bs->sorter = gpusort_sort_begin(bs->tupdesc, bs->nkeys + 1, bs->attNums,
+										bs->sortOperators, bs->sortCollations,
+										bs->nullsFirst, bs->expected_rows,
+										GPUSORT_SORT_MAINTENANCE);
+		CurrentResourceOwner = scan_owner;
+
+		/* btbuild's phases, as its own scan and sort report them */
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE,
+									 PROGRESS_BTREE_PHASE_INDEXBUILD_TABLESCAN);
+		bs->reltuples = table_index_build_scan(heap, index, indexInfo, true,
+											   true, put_row, bs, NULL);
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE,
+									 PROGRESS_BTREE_PHASE_PERFORMSORT_1);
+		CurrentResourceOwner = bs->owner;
+		gpusort_sort_performsort(bs->sorter);
+		CurrentResourceOwner = scan_owner;
+
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+		scan_owner = NULL;
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(oldcxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+		scan_owner = NULL;
+	}
+	PG_END_TRY();
+	if (edata == NULL)
+		return true;
+
+	release_sort(bs, false);
+	if (!error_falls_back(edata))
+		ReThrowError(edata);
+	stat_count_index_build_left(INDEX_LEFT_FALLBACK);
+	ereport(LOG,
+			(errmsg("gpusort: index \"%s\" left to PostgreSQL's build: %s",
+					RelationGetRelationName(index),
+					index_build_left_name(INDEX_LEFT_FALLBACK)),
+			 errdetail("%s", edata->message)));
+	FreeErrorData(edata);
+	return false;
+}
+
 /*
  * The build through gpusort: the table scanned into the sort, then btbuild
- * over the sorted rows.
+ * over the sorted rows; btbuild alone where gpusort's part failed.
  */
 static IndexBuildResult *
 build_sorted(Relation heap, Relation index, IndexInfo *indexInfo,
@@ -327,16 +472,8 @@ build_sorted(Relation heap, Relation index, IndexInfo *indexInfo,
 	int			workers = indexInfo->ii_ParallelWorkers;
 	const GpuSortStats *stats;
 
-	bs->tupdesc = build_tupdesc(index, bs->natts);
-	bs->slot = MakeSingleTupleTableSlot(bs->tupdesc, &TTSOpsVirtual);
-	bs->sorted = MakeSingleTupleTableSlot(bs->tupdesc, &TTSOpsMinimalTuple);
-	bs->sorter = gpusort_sort_begin(bs->tupdesc, bs->nkeys + 1, bs->attNums,
-									bs->sortOperators, bs->sortCollations,
-									bs->nullsFirst, bs->expected_rows,
-									GPUSORT_SORT_MAINTENANCE);
-	bs->reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
-										   put_row, bs, NULL);
-	gpusort_sort_performsort(bs->sorter);
+	if (!scan_and_sort(heap, index, indexInfo, bs))
+		return btbuild(heap, index, indexInfo);
 
 	/* said before btbuild, whose unique check may end the build */
 	stats = gpusort_sort_get_stats(bs->sorter);
@@ -368,6 +505,7 @@ build_sorted(Relation heap, Relation index, IndexInfo *indexInfo,
 	gpusort_sort_end(bs->sorter);
 	ExecDropSingleTupleTableSlot(bs->slot);
 	ExecDropSingleTupleTableSlot(bs->sorted);
+	release_sort(bs, true);
 	pfree(replay_am);
 	return result;
 }

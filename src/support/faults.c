@@ -61,6 +61,7 @@ static const char *const phase_names[] = {
 	[GPUSORT_PHASE_SPILL] = "spill",
 	[GPUSORT_PHASE_MERGE] = "merge",
 	[GPUSORT_PHASE_EMIT] = "emit",
+	[GPUSORT_PHASE_REPLAY] = "replay",
 };
 
 static const struct
@@ -162,9 +163,9 @@ gpusort_inject_fault_check(char **newval, void **extra, GucSource source)
 	if (!parse_fault(*newval, &f))
 	{
 		GUC_check_errdetail("gpusort.inject_fault is '' (none), 'error:PHASE', 'delay:PHASE:MS' "
-							"(MS up to %d), 'arena_oom', 'gpu_init', 'gpu_alloc', 'gpu_h2d', "
+							"(MS up to %d), 'arena_oom', 'cpu_alloc', 'gpu_init', 'gpu_alloc', 'gpu_h2d', "
 							"'gpu_launch', 'gpu_kernel', 'gpu_d2h', 'gpu_lost' or 'gpu_busy'; PHASE is "
-							"load, encode, sort, resolve or emit.", MAX_DELAY_MS);
+							"load, encode, threads, sort, resolve, spill, merge, emit or replay.", MAX_DELAY_MS);
 		return false;
 	}
 	copy = guc_malloc(LOG, sizeof(GpuSortFault));

@@ -33,7 +33,8 @@
  *						waits for a long sort
  *
  * PHASE is load, encode, threads (the backend waits for pool threads that
- * still work), sort, resolve, spill, merge or emit.  A gpu_* value names
+ * still work), sort, resolve, spill, merge, emit or replay (an index
+ * build's sorted rows handed to btbuild, index_build.c).  A gpu_* value names
  * one of the CUDA side's fault points (GsCudaFault, cuda/gscuda_faults.h,
  * the one list of them), which the GPU engine posts with its request and
  * the GPU service arms in the CUDA side.
@@ -56,7 +57,9 @@ typedef enum GpuSortPhase
 	GPUSORT_PHASE_RESOLVE,		/* refine, comparator pass, collation check */
 	GPUSORT_PHASE_SPILL,		/* writing a sorted run to a temporary file */
 	GPUSORT_PHASE_MERGE,		/* merge passes, before the first tuple */
-	GPUSORT_PHASE_EMIT			/* returning tuples */
+	GPUSORT_PHASE_EMIT,			/* returning tuples */
+	GPUSORT_PHASE_REPLAY		/* an index build's sorted rows handed to
+								 * btbuild */
 } GpuSortPhase;
 
 /* gpusort.inject_fault (settings.c) and its hooks */

@@ -58,6 +58,10 @@ typedef enum IndexBuildLeft
 	INDEX_LEFT_CHEAP,			/* auto: comparisons too cheap to repay it */
 	INDEX_LEFT_PARALLEL,		/* auto: PostgreSQL's build would have
 								 * maintenance workers */
+	INDEX_LEFT_PARALLEL_MODE,	/* in parallel mode: no subtransaction for
+								 * a fallback */
+	INDEX_LEFT_FALLBACK,		/* gpusort's scan or sort failed: the
+								 * fallback to PostgreSQL's build */
 	NUM_INDEX_LEFT
 } IndexBuildLeft;
 

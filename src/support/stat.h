@@ -48,6 +48,10 @@ index_build_left_name(IndexBuildLeft why)
 			return "comparisons too cheap (gpusort.index_builds = auto)";
 		case INDEX_LEFT_PARALLEL:
 			return "PostgreSQL's build has maintenance workers (gpusort.index_builds = auto)";
+		case INDEX_LEFT_PARALLEL_MODE:
+			return "in parallel mode (no subtransaction for a fallback)";
+		case INDEX_LEFT_FALLBACK:
+			return "fallback: an error in gpusort's scan or sort";
 		case INDEX_BUILD_TAKEN:
 		case NUM_INDEX_LEFT:
 			break;
